@@ -1,0 +1,126 @@
+// nnfuzz: ready-made callbacks for Fuzzer::run().
+//
+// A callback is any object passed after the seeds to run(); it may define any of
+//     on_start(const FuzzStats&)                      before the first seed batch is checked
+//     on_batch(const FuzzStats&)                      after every batch of mutants
+//     on_new_coverage(const FuzzStats&, Index added)  after a batch that grew the corpus
+//     on_finding(const Finding&, const FuzzStats&)    for every finding
+//     on_end(const FuzzStats&)                        once, at the end
+// each returning void or bool; returning true stops the run (ensmallen's convention).
+#pragma once
+
+#include "fuzzer.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <ostream>
+#include <string>
+
+namespace nnfuzz {
+
+namespace detail {
+// "95k", "1.2M": libFuzzer-style compact rates.
+inline std::string compact_number(double v) {
+  char buf[32];
+  if (v >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.1fM", v / 1e6);
+  else if (v >= 1e4)
+    std::snprintf(buf, sizeof buf, "%.0fk", v / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+}  // namespace detail
+
+/// Prints one libFuzzer-style status line per event:
+///     #12800  NEW    cov: 41 corp: 41 finds: 0 exec/s: 95k
+/// on new coverage (at most one line per `min_interval` seconds, so a fast-growing corpus does
+/// not flood the terminal), on every finding (FOUND, with what fired), every `pulse_seconds`
+/// (pulse) and at the end (DONE). Output never changes the run itself.
+class ProgressPrinter {
+ public:
+  /// Writes to `os`; pulse every `pulse_seconds`; NEW lines at most every `min_interval` s.
+  explicit ProgressPrinter(std::ostream& os, double pulse_seconds = 2.0, double min_interval = 0.25)
+      : os_(&os), pulse_(pulse_seconds), min_interval_(min_interval) {}
+
+  /// Prints the INITED line.
+  void on_start(const FuzzStats& st) { line("INITED", st); }
+  /// NEW line (rate-limited).
+  void on_new_coverage(const FuzzStats& st, Index) {
+    if (st.seconds - last_new_line_ >= min_interval_) {
+      last_new_line_ = st.seconds;
+      line("NEW", st);
+    }
+  }
+  /// FOUND line with what fired and the lineage.
+  void on_finding(const Finding& f, const FuzzStats& st) {
+    line("FOUND", st);
+    *os_ << "    " << f.what << " (seed " << f.root << ", depth " << f.depth << ", execution " << f.execution << ")\n";
+  }
+  /// pulse line every pulse_seconds.
+  void on_batch(const FuzzStats& st) {
+    if (st.seconds - last_pulse_ >= pulse_) {
+      last_pulse_ = st.seconds;
+      line("pulse", st);
+    }
+  }
+  /// DONE line.
+  void on_end(const FuzzStats& st) { line("DONE", st); }
+
+ private:
+  void line(const char* what, const FuzzStats& st) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "#%llu\t%-6s cov: %lld corp: %lld finds: %lld exec/s: %s\n",
+                  static_cast<unsigned long long>(st.executions), what, static_cast<long long>(st.corpus_size),
+                  static_cast<long long>(st.corpus_size), static_cast<long long>(st.findings),
+                  detail::compact_number(st.executions_per_second).c_str());
+    *os_ << buf << std::flush;
+  }
+  std::ostream* os_;
+  double pulse_, min_interval_;
+  double last_pulse_ = 0, last_new_line_ = -1e300;
+};
+
+/// Writes `executions,corpus_size,findings` after every batch that grew the corpus or found
+/// something (and at start and end): the data of a corpus-growth plot. Deterministic content.
+class CsvLogger {
+ public:
+  /// Appends to `os`; writes the header line when `header` is true.
+  explicit CsvLogger(std::ostream& os, bool header = true) : os_(&os), header_(header) {}
+  /// Header and the seeds' row.
+  void on_start(const FuzzStats&) {
+    if (header_) *os_ << "executions,corpus_size,findings\n";
+  }
+  /// One row per batch whose corpus or findings changed.
+  void on_batch(const FuzzStats& st) {
+    if (st.corpus_size != last_corpus_ || st.findings != last_findings_) write(st);
+  }
+  /// Final row.
+  void on_end(const FuzzStats& st) { write(st); }
+
+ private:
+  void write(const FuzzStats& st) {
+    last_corpus_ = st.corpus_size;
+    last_findings_ = st.findings;
+    *os_ << st.executions << ',' << st.corpus_size << ',' << st.findings << '\n';
+  }
+  std::ostream* os_;
+  bool header_;
+  Index last_corpus_ = -1, last_findings_ = -1;
+};
+
+/// Stops the run when no new coverage has been seen for `executions` executions (a plateau).
+class StopOnPlateau {
+ public:
+  /// `executions` > 0: patience, in executions.
+  explicit StopOnPlateau(std::uint64_t executions) : patience_(executions) {
+    if (executions == 0) detail::fail("StopOnPlateau(): option 'executions' must be > 0");
+  }
+  /// True (stop) once the plateau is long enough.
+  bool on_batch(const FuzzStats& st) const { return st.executions - st.last_new_coverage_execution >= patience_; }
+
+ private:
+  std::uint64_t patience_;
+};
+
+}  // namespace nnfuzz

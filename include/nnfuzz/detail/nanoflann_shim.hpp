@@ -1,0 +1,20 @@
+// nnfuzz: the one place that knows nanoflann's version differences (internal).
+#pragma once
+
+#include <nanoflann.hpp>
+
+#if !defined(NANOFLANN_VERSION) || NANOFLANN_VERSION < 0x140
+#  error "nnfuzz needs nanoflann >= 1.4 (Debian 12's libnanoflann-dev 1.4.3 reports 0x142)"
+#endif
+
+namespace nnfuzz {
+namespace detail {
+
+#if NANOFLANN_VERSION >= 0x150
+using NanoflannSearchParams = nanoflann::SearchParameters;  // renamed in 1.5
+#else
+using NanoflannSearchParams = nanoflann::SearchParams;
+#endif
+
+}  // namespace detail
+}  // namespace nnfuzz

@@ -1,0 +1,104 @@
+// nnfuzz: append-only row storage in large chunks (internal).
+#pragma once
+
+#include "config.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace nnfuzz {
+namespace detail {
+
+/// Append-only store of fixed-width float rows, grown in large chunks so that appending never
+/// moves existing rows (pointers stay valid: the KD-tree reads rows in place) and never
+/// reallocates per row. Chunks are allocated uninitialised: the OS backs a page only when a row
+/// is written to it, so an unused chunk costs address space, not memory.
+class RowStore {
+ public:
+  /// Bytes per chunk aimed at (4 MiB): large enough that growth is rare.
+  static constexpr std::size_t kChunkBytes = std::size_t{4} << 20;
+
+  RowStore() = default;
+  RowStore(RowStore&&) noexcept = default;
+  RowStore& operator=(RowStore&&) noexcept = default;
+  /// Deep copy of the rows in use.
+  RowStore(const RowStore& other) { *this = other; }
+  /// Deep copy of the rows in use.
+  RowStore& operator=(const RowStore& other) {
+    if (this == &other) return *this;
+    reset(other.cols_);
+    for (Index i = 0; i < other.size_; ++i) append(other.row(i));
+    return *this;
+  }
+  /// A store of rows with `cols` floats each.
+  explicit RowStore(Index cols) { reset(cols); }
+
+  /// Drops every row and sets the width.
+  void reset(Index cols) {
+    NNFUZZ_ASSERT(cols >= 0);
+    cols_ = cols;
+    size_ = 0;
+    chunks_.clear();
+    const std::size_t row_bytes = sizeof(float) * static_cast<std::size_t>(cols > 0 ? cols : 1);
+    rows_per_chunk_ = static_cast<Index>(kChunkBytes / row_bytes);
+    if (rows_per_chunk_ < 64) rows_per_chunk_ = 64;
+  }
+
+  /// Number of rows stored.
+  Index size() const { return size_; }
+  /// Floats per row.
+  Index cols() const { return cols_; }
+  /// Rows per chunk (the rows of one chunk are contiguous).
+  Index rows_per_chunk() const { return rows_per_chunk_; }
+  /// Number of chunks allocated.
+  std::size_t chunk_count() const { return chunks_.size(); }
+
+  /// Pointer to row i (valid until reset()).
+  const float* row(Index i) const {
+    NNFUZZ_ASSERT(i >= 0 && i < size_);
+    return chunks_[static_cast<std::size_t>(i / rows_per_chunk_)].get() + (i % rows_per_chunk_) * cols_;
+  }
+  /// Mutable pointer to row i.
+  float* row(Index i) {
+    NNFUZZ_ASSERT(i >= 0 && i < size_);
+    return chunks_[static_cast<std::size_t>(i / rows_per_chunk_)].get() + (i % rows_per_chunk_) * cols_;
+  }
+
+  /// Contiguous rows [first, first + count) of chunk c, as a matrix view.
+  Eigen::Map<const RowMatrix> chunk(std::size_t c) const {
+    const Index first = static_cast<Index>(c) * rows_per_chunk_;
+    const Index count = std::min(rows_per_chunk_, size_ - first);
+    return Eigen::Map<const RowMatrix>(chunks_[c].get(), count, cols_);
+  }
+
+  /// Appends a row of cols() floats and returns its index.
+  Index append(const float* values) {
+    float* dst = append_uninitialized();
+    std::copy(values, values + cols_, dst);
+    return size_ - 1;
+  }
+
+  /// Appends a row and returns a pointer to fill it.
+  float* append_uninitialized() {
+    if (size_ == static_cast<Index>(chunks_.size()) * rows_per_chunk_) {
+      // Uninitialised on purpose (see class comment).
+      chunks_.emplace_back(new float[static_cast<std::size_t>(rows_per_chunk_ * (cols_ > 0 ? cols_ : 1))]);
+    }
+    ++size_;
+    return row(size_ - 1);
+  }
+
+  /// Bytes reserved by the chunks (address space; resident memory is what was written).
+  std::size_t reserved_bytes() const {
+    return chunks_.size() * sizeof(float) * static_cast<std::size_t>(rows_per_chunk_ * (cols_ > 0 ? cols_ : 1));
+  }
+
+ private:
+  Index cols_ = 0;
+  Index size_ = 0;
+  Index rows_per_chunk_ = 64;
+  std::vector<std::unique_ptr<float[]>> chunks_;
+};
+
+}  // namespace detail
+}  // namespace nnfuzz

@@ -1,0 +1,106 @@
+// nnfuzz: compile-time checks of the policy concepts (internal).
+#pragma once
+
+#include "config.hpp"
+
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace nnfuzz {
+class Corpus;
+class Rng;
+namespace detail {
+
+template <typename...>
+using void_t = void;
+
+#define NNFUZZ_DETECT(name, expr)                                   \
+  template <typename T, typename = void>                            \
+  struct name : std::false_type {};                                 \
+  template <typename T>                                             \
+  struct name<T, void_t<decltype(expr)>> : std::true_type {}
+
+// Model
+NNFUZZ_DETECT(has_output_type, std::declval<typename T::Output&>());
+NNFUZZ_DETECT(has_input_dim, static_cast<Index>(std::declval<const T&>().input_dim()));
+template <typename M, typename = void>
+struct has_evaluate : std::false_type {};
+template <typename M>
+struct has_evaluate<M, void_t<decltype(std::declval<M&>().evaluate(std::declval<const Eigen::Ref<const RowMatrix>&>(),
+                                                                   std::declval<typename M::Output&>()))>>
+    : std::true_type {};
+template <typename M, typename = void>
+struct has_coverage_member : std::false_type {};
+template <typename M>
+struct has_coverage_member<M, void_t<decltype(Eigen::Ref<const RowMatrix>(std::declval<const typename M::Output&>().coverage))>>
+    : std::true_type {};
+
+// Sampler
+NNFUZZ_DETECT(has_pick, static_cast<Index>(std::declval<T&>().pick(std::declval<const Corpus&>(), std::declval<Rng&>())));
+
+// Mutator
+NNFUZZ_DETECT(has_mutate, std::declval<T&>().mutate(std::declval<const Eigen::Ref<const RowVector>&>(),
+                                                    std::declval<const Eigen::Ref<const RowVector>&>(),
+                                                    std::declval<Eigen::Ref<RowMatrix>>(), std::declval<Rng&>()));
+NNFUZZ_DETECT(has_check_seeds, std::declval<const T&>().check_seeds(std::declval<const Eigen::Ref<const RowMatrix>&>()));
+
+// Coverage
+NNFUZZ_DETECT(has_reset, std::declval<T&>().reset(Index{1}));
+NNFUZZ_DETECT(has_observe, std::declval<T&>().observe(std::declval<const Eigen::Ref<const RowMatrix>&>(), std::declval<Mask&>()));
+NNFUZZ_DETECT(has_size, static_cast<Index>(std::declval<const T&>().size()));
+
+// Objective, in its three accepted shapes.
+template <typename O, typename Out, typename = void>
+struct has_check_member : std::false_type {};
+template <typename O, typename Out>
+struct has_check_member<O, Out, void_t<decltype(std::declval<O&>().check(std::declval<const Eigen::Ref<const RowMatrix>&>(),
+                                                                          std::declval<const Out&>(), std::declval<Mask&>()))>>
+    : std::true_type {};
+template <typename O, typename Out, typename = void>
+struct is_batch_callable : std::false_type {};
+template <typename O, typename Out>
+struct is_batch_callable<O, Out, void_t<decltype(std::declval<O&>()(std::declval<const Eigen::Ref<const RowMatrix>&>(),
+                                                                     std::declval<const Out&>(), std::declval<Mask&>()))>>
+    : std::true_type {};
+template <typename O, typename Out, typename = void>
+struct is_row_callable : std::false_type {};
+template <typename O, typename Out>
+struct is_row_callable<O, Out, void_t<decltype(static_cast<bool>(std::declval<O&>()(std::declval<const Out&>(), Index{0})))>>
+    : std::true_type {};
+template <typename O, typename Out, typename = void>
+struct has_describe : std::false_type {};
+template <typename O, typename Out>
+struct has_describe<O, Out, void_t<decltype(std::string(std::declval<const O&>().describe(std::declval<const Out&>(), Index{0})))>>
+    : std::true_type {};
+
+template <typename O, typename Out>
+constexpr bool is_objective_v = has_check_member<O, Out>::value || is_batch_callable<O, Out>::value || is_row_callable<O, Out>::value;
+
+/// Runs any accepted shape of objective over a batch.
+template <typename O, typename Out>
+void run_objective(O& objective, const Eigen::Ref<const RowMatrix>& batch, const Out& out, Mask& hits) {
+  if constexpr (has_check_member<O, Out>::value) {
+    objective.check(batch, out, hits);
+  } else if constexpr (is_batch_callable<O, Out>::value) {
+    objective(batch, out, hits);
+  } else {
+    hits.resize(batch.rows());
+    for (Index r = 0; r < batch.rows(); ++r) hits(r) = static_cast<bool>(objective(out, r));
+  }
+}
+
+/// What fired, for a hit row: the objective's describe() if it has one.
+template <typename O, typename Out>
+std::string describe_objective(const O& objective, const Out& out, Index row) {
+  if constexpr (has_describe<O, Out>::value) {
+    return objective.describe(out, row);
+  } else {
+    (void)objective, (void)out, (void)row;
+    return "objective";
+  }
+}
+
+#undef NNFUZZ_DETECT
+}  // namespace detail
+}  // namespace nnfuzz

@@ -1,0 +1,378 @@
+// nnfuzz: the coverage-guided fuzz loop.
+#pragma once
+
+#include "corpus.hpp"
+#include "coverage/kd_tree.hpp"
+#include "detail/config.hpp"
+#include "detail/traits.hpp"
+#include "mutators.hpp"
+#include "objectives.hpp"
+#include "rng.hpp"
+#include "samplers.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace nnfuzz {
+
+/// Options of a fuzz run: plain fields with defaults (libFuzzer's FuzzingOptions style).
+/// At least one budget must be non-zero. Only executions/iterations budgets are reproducible:
+/// a wall-clock budget stops wherever the clock says.
+struct FuzzOptions {
+  Index batch_size = 100;              ///< mutants per iteration (rows of one model call); > 0
+  std::uint64_t max_executions = 100000;  ///< stop after this many model executions (0 = no limit)
+  std::uint64_t max_iterations = 0;       ///< stop after this many iterations (0 = no limit)
+  double max_seconds = 0;                 ///< stop after this much wall time (0 = no limit)
+  Index max_findings = 1;  ///< stop after this many findings (1 = stop at the first; 0 = collect all)
+  std::uint64_t seed = 0;  ///< the one seed of the run's RNG: same seed => same run, bit for bit
+};
+
+/// An input on which the objective fired.
+struct Finding {
+  RowVector input;              ///< the input itself
+  Index root = 0;               ///< index of the seed its chain started from
+  Index parent = -1;            ///< corpus id of the element it was mutated from (-1: a seed)
+  Index depth = 0;              ///< mutations from the seed (0: the seed itself)
+  std::uint64_t execution = 0;  ///< 1-based execution count at which it ran
+  std::string what;             ///< what fired (Objective::describe(), or "objective")
+};
+
+/// Counters of a run, updated after every batch.
+struct FuzzStats {
+  std::uint64_t executions = 0;  ///< model executions (inputs evaluated), seeds included
+  std::uint64_t iterations = 0;  ///< batches of mutants evaluated
+  double seconds = 0;            ///< wall time since run() started
+  double executions_per_second = 0;  ///< executions / seconds
+  Index seeds = 0;               ///< seeds given to run()
+  Index corpus_size = 0;         ///< elements in the corpus (seeds included)
+  Index findings = 0;            ///< findings collected
+  std::uint64_t last_new_coverage_execution = 0;  ///< execution count at the last new coverage
+  double seconds_since_new_coverage = 0;  ///< wall time since the last new coverage
+};
+
+/// What run() returns: the findings and the final counters.
+struct FuzzResult {
+  std::vector<Finding> findings;  ///< in the order found
+  FuzzStats stats;                ///< counters at the end of the run
+  /// True when at least one finding was made.
+  bool found() const { return !findings.empty(); }
+};
+
+namespace detail {
+// Optional callback hooks (ensmallen style): each may return void or bool; true stops the run.
+#define NNFUZZ_HOOK(hook, args_decl, args)                                                          \
+  template <typename C, typename = void>                                                          \
+  struct has_##hook : std::false_type {};                                                         \
+  template <typename C>                                                                           \
+  struct has_##hook<C, void_t<decltype(std::declval<C&>().hook args_decl)>> : std::true_type {};  \
+  template <typename C, typename... A>                                                            \
+  bool call_##hook(C& c, A&&... a) {                                                              \
+    if constexpr (has_##hook<C>::value) {                                                         \
+      if constexpr (std::is_same<decltype(c.hook(std::forward<A>(a)...)), bool>::value)           \
+        return c.hook(std::forward<A>(a)...);                                                     \
+      else                                                                                        \
+        c.hook(std::forward<A>(a)...);                                                            \
+    }                                                                                             \
+    return false;                                                                                 \
+  }
+NNFUZZ_HOOK(on_start, (std::declval<const FuzzStats&>()), )
+NNFUZZ_HOOK(on_batch, (std::declval<const FuzzStats&>()), )
+NNFUZZ_HOOK(on_new_coverage, (std::declval<const FuzzStats&>(), Index{0}), )
+NNFUZZ_HOOK(on_finding, (std::declval<const Finding&>(), std::declval<const FuzzStats&>()), )
+NNFUZZ_HOOK(on_end, (std::declval<const FuzzStats&>()), )
+#undef NNFUZZ_HOOK
+}  // namespace detail
+
+/// The coverage-guided fuzz loop, composed from five policies at compile time.
+///
+/// Each iteration: `sampler.pick(corpus)` chooses a parent; `mutator.mutate()` fills a batch of
+/// mutants (a B×D buffer reused across iterations); `model.evaluate()` runs the network on the
+/// batch; the objective marks findings; `coverage.observe()` says which coverage vectors are new,
+/// and those mutants join the corpus. With NoCoverage the corpus never grows: random search.
+///
+/// Policies are passed in by value through the constructor and reachable through accessors.
+/// The fuzzer owns the RNG, seeded from FuzzOptions::seed at each run(): one seed, one run.
+/// Nothing in the loop allocates per input (findings and corpus growth aside: the corpus grows
+/// in 4 MiB chunks).
+///
+/// Requirements (checked at compile time, with messages that name the missing member):
+/// - Model:    `typename Output` (with a RowMatrix-compatible member `coverage`, B×C),
+///             `Index input_dim() const`, `void evaluate(const Eigen::Ref<const RowMatrix>&, Output&)`.
+/// - Sampler:  `Index pick(const Corpus&, Rng&)`.
+/// - Mutator:  `void mutate(const Eigen::Ref<const RowVector>& parent, const Eigen::Ref<const RowVector>& root,
+///              Eigen::Ref<RowMatrix> batch, Rng&)`; optional `check_seeds(seeds) const`.
+/// - Coverage: `void reset(Index dim)`, `void observe(const Eigen::Ref<const RowMatrix>&, Mask& is_new)`,
+///             `Index size() const`.
+/// - Objective: see objectives.hpp (a `check` member, or any callable).
+template <typename Model, typename Sampler = RecentSampler, typename Mutator = GaussianMutator,
+          typename Coverage = KdTreeCoverage, typename Objective = NonFiniteObjective>
+class Fuzzer {
+  static_assert(detail::has_output_type<Model>::value,
+                "nnfuzz: Model must provide a nested type `Output` (the reusable result of evaluate(); see fuzzer.hpp)");
+  static_assert(detail::has_input_dim<Model>::value,
+                "nnfuzz: Model must provide `Index input_dim() const` (floats per input row)");
+  static_assert(detail::has_evaluate<Model>::value,
+                "nnfuzz: Model must provide `void evaluate(const Eigen::Ref<const nnfuzz::RowMatrix>& batch, Output& out)`");
+  static_assert(detail::has_coverage_member<Model>::value,
+                "nnfuzz: Model::Output must provide a member `coverage` (a RowMatrix, one coverage vector per row)");
+  static_assert(detail::has_pick<Sampler>::value,
+                "nnfuzz: Sampler must provide `Index pick(const nnfuzz::Corpus& corpus, nnfuzz::Rng& rng)` (see samplers.hpp)");
+  static_assert(detail::has_mutate<Mutator>::value,
+                "nnfuzz: Mutator must provide `void mutate(const Eigen::Ref<const RowVector>& parent, const "
+                "Eigen::Ref<const RowVector>& root, Eigen::Ref<RowMatrix> batch, nnfuzz::Rng& rng)` (see mutators.hpp)");
+  static_assert(detail::has_reset<Coverage>::value,
+                "nnfuzz: Coverage must provide `void reset(Index dim)` (forget everything; see coverage/)");
+  static_assert(detail::has_observe<Coverage>::value,
+                "nnfuzz: Coverage must provide `void observe(const Eigen::Ref<const RowMatrix>& vectors, nnfuzz::Mask& "
+                "is_new)` (see coverage/)");
+  static_assert(detail::has_size<Coverage>::value, "nnfuzz: Coverage must provide `Index size() const`");
+
+ public:
+  /// The model's reusable output type.
+  using Output = typename Model::Output;
+  static_assert(detail::is_objective_v<Objective, Output>,
+                "nnfuzz: Objective must provide `void check(const Eigen::Ref<const RowMatrix>& batch, const Output& out, "
+                "Mask& hits)`, or be callable as `bool(const Output&, Index row)` (see objectives.hpp)");
+
+  /// Composes a fuzzer from policy instances and options (validated here).
+  explicit Fuzzer(Model model, Sampler sampler = Sampler(), Mutator mutator = Mutator(), Coverage coverage = Coverage(),
+                  Objective objective = Objective(), FuzzOptions options = FuzzOptions())
+      : model_(std::move(model)),
+        sampler_(std::move(sampler)),
+        mutator_(std::move(mutator)),
+        coverage_(std::move(coverage)),
+        objective_(std::move(objective)) {
+    set_options(options);
+  }
+
+  /// Validates and sets the options of the next run.
+  void set_options(const FuzzOptions& o) {
+    if (o.batch_size < 1) detail::fail("Fuzzer: option 'batch_size' must be >= 1, got ", o.batch_size);
+    if (o.max_executions == 0 && o.max_iterations == 0 && !(o.max_seconds > 0))
+      detail::fail("Fuzzer: no budget: set one of 'max_executions', 'max_iterations' or 'max_seconds' (all are 0)");
+    if (!(o.max_seconds >= 0) || std::isinf(o.max_seconds))
+      detail::fail("Fuzzer: option 'max_seconds' must be finite and >= 0, got ", o.max_seconds);
+    if (o.max_findings < 0) detail::fail("Fuzzer: option 'max_findings' must be >= 0, got ", o.max_findings);
+    options_ = o;
+  }
+
+  /// Fuzzes from `seeds` (one input per row) until a budget or max_findings is reached or a
+  /// callback returns true. Every seed joins the corpus and is checked by the objective first
+  /// (a seed that already fails is reported with depth 0; seeds always run, even past
+  /// max_executions). Starts afresh: the corpus, the
+  /// coverage and the RNG are reset. Throws std::invalid_argument for an empty seed matrix, a
+  /// width different from model.input_dim(), a non-finite seed, or one the mutator rejects.
+  template <typename... Callbacks>
+  FuzzResult run(const Eigen::Ref<const RowMatrix>& seeds, Callbacks&&... callbacks) {
+    check_seeds(seeds);
+    const Index b = options_.batch_size;
+    const Index d = seeds.cols();
+    rng_.seed(options_.seed);
+    FuzzResult result;
+    FuzzStats& st = result.stats;
+    st.seeds = seeds.rows();
+    start_ = Clock::now();
+    last_new_ = start_;
+    batch_.resize(b, d);
+    hits_.resize(b);
+    is_new_.resize(b);
+    bool stop = false;
+
+    // Seeds: evaluated in batches, all kept.
+    for (Index first = 0; first < seeds.rows(); first += b) {  // every seed joins, whatever stops
+      const Index n = std::min(b, seeds.rows() - first);
+      const auto rows = seeds.middleRows(first, n);
+      model_.evaluate(rows, out_);
+      const auto cov = coverage_of(n);
+      if (first == 0) {
+        corpus_.reset(d, cov.cols());
+        corpus_.reserve(seeds.rows());
+        coverage_.reset(cov.cols());
+      }
+      detail::run_objective(objective_, rows, out_, hits_);
+      coverage_.observe(cov, is_new_);
+      for (Index r = 0; r < n; ++r) {
+        ++st.executions;
+        corpus_.add(rows.row(r).data(), cov.row(r).data(), -1, first + r, 0, 0);
+        if (hits_(r)) stop = record(result, rows.row(r), first + r, -1, 0, r) || stop;
+      }
+    }
+    // Callbacks start once the seeds are in (libFuzzer's INITED), then hear of seed findings.
+    update_stats(st);
+    stop = any_of_hooks([&](auto& c) { return detail::call_on_start(c, st); }, callbacks...) || stop;
+    for (const Finding& f : result.findings)
+      stop = any_of_hooks([&](auto& c) { return detail::call_on_finding(c, f, st); }, callbacks...) || stop;
+
+    // The loop.
+    while (!stop && !budget_spent(st)) {
+      const Index parent = sampler_.pick(corpus_, rng_);
+      NNFUZZ_ASSERT(parent >= 0 && parent < corpus_.size());
+      corpus_.mark_picked(parent);
+      const CorpusEntry pe = corpus_.entry(parent);
+      // The last batch may be short so that max_executions is met exactly.
+      Index n = b;
+      if (options_.max_executions > 0) n = static_cast<Index>(std::min<std::uint64_t>(b, options_.max_executions - st.executions));
+      auto batch = batch_.topRows(n);
+      mutator_.mutate(corpus_.input(parent), corpus_.input(pe.root), batch, rng_);
+      model_.evaluate(batch, out_);
+      const auto cov = coverage_of(n);
+      detail::run_objective(objective_, batch, out_, hits_);
+      coverage_.observe(cov, is_new_);
+      Index added = 0;
+      for (Index r = 0; r < n; ++r) {
+        ++st.executions;
+        if (is_new_(r)) {
+          corpus_.add(batch.row(r).data(), cov.row(r).data(), parent, pe.root, pe.depth + 1, st.executions);
+          ++added;
+        }
+        if (hits_(r) && !stop) stop = record(result, batch.row(r), pe.root, parent, pe.depth + 1, r, callbacks...);
+      }
+      ++st.iterations;
+      update_stats(st);
+      if (added > 0) {
+        last_new_ = Clock::now();
+        st.last_new_coverage_execution = st.executions;
+        st.seconds_since_new_coverage = 0;
+        if (any_of_hooks([&](auto& c) { return detail::call_on_new_coverage(c, st, added); }, callbacks...)) stop = true;
+      }
+      if (any_of_hooks([&](auto& c) { return detail::call_on_batch(c, st); }, callbacks...)) stop = true;
+    }
+    update_stats(st);
+    any_of_hooks([&](auto& c) { return detail::call_on_end(c, st); }, callbacks...);
+    return result;
+  }
+
+  /// Re-evaluates one input and tells whether the objective still fires (a finding's re-check).
+  bool replay(const Eigen::Ref<const RowVector>& input) {
+    if (input.cols() != model_.input_dim())
+      detail::fail("Fuzzer::replay(): input has ", input.cols(), " elements, the model takes ", model_.input_dim());
+    RowMatrix one = input;
+    model_.evaluate(one, out_);
+    Mask hit(1);
+    detail::run_objective(objective_, one, out_, hit);
+    return hit(0);
+  }
+
+  /// The corpus of the last run (seeds first, then new-coverage mutants).
+  const Corpus& corpus() const { return corpus_; }
+  /// The options of the next run.
+  const FuzzOptions& options() const { return options_; }
+  /// The model policy.
+  const Model& model() const { return model_; }
+  /// The model policy.
+  Model& model() { return model_; }
+  /// The sampler policy.
+  const Sampler& sampler() const { return sampler_; }
+  /// The sampler policy.
+  Sampler& sampler() { return sampler_; }
+  /// The mutator policy.
+  const Mutator& mutator() const { return mutator_; }
+  /// The mutator policy.
+  Mutator& mutator() { return mutator_; }
+  /// The coverage policy (holds the coverage of the last run).
+  const Coverage& coverage() const { return coverage_; }
+  /// The coverage policy.
+  Coverage& coverage() { return coverage_; }
+  /// The objective policy.
+  const Objective& objective() const { return objective_; }
+  /// The objective policy.
+  Objective& objective() { return objective_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  template <typename F, typename... C>
+  static bool any_of_hooks(F&& f, C&... callbacks) {
+    bool stop = false;
+    ((stop = f(callbacks) || stop), ...);  // every callback sees every event
+    return stop;
+  }
+
+  Eigen::Ref<const RowMatrix> coverage_of(Index n) const {
+    const Eigen::Ref<const RowMatrix> cov(out_.coverage);
+    if (cov.rows() != n)
+      detail::fail("Fuzzer::run(): the model's Output::coverage has ", cov.rows(), " rows for a batch of ", n,
+                   " inputs (it must have one coverage vector per input)");
+    if (corpus_.size() > 0 && cov.cols() != corpus_.coverage_dim())
+      detail::fail("Fuzzer::run(): the model's coverage vectors changed width from ", corpus_.coverage_dim(), " to ",
+                   cov.cols());
+    return cov;
+  }
+
+  void check_seeds(const Eigen::Ref<const RowMatrix>& seeds) const {
+    if (seeds.rows() == 0) detail::fail("Fuzzer::run(): no seeds (the seed matrix has 0 rows)");
+    if (seeds.cols() != model_.input_dim())
+      detail::fail("Fuzzer::run(): seeds have ", seeds.cols(), " columns, the model takes ", model_.input_dim(),
+                   " inputs per row");
+    if (!seeds.allFinite()) {
+      for (Index r = 0; r < seeds.rows(); ++r)
+        for (Index c = 0; c < seeds.cols(); ++c)
+          if (!std::isfinite(seeds(r, c)))
+            detail::fail("Fuzzer::run(): seed ", r, " element ", c, " is ", seeds(r, c), " (seeds must be finite)");
+    }
+    if constexpr (detail::has_check_seeds<Mutator>::value) mutator_.check_seeds(seeds);
+  }
+
+  bool budget_spent(FuzzStats& st) {
+    if (options_.max_executions > 0 && st.executions >= options_.max_executions) return true;
+    if (options_.max_iterations > 0 && st.iterations >= options_.max_iterations) return true;
+    if (options_.max_seconds > 0 && seconds_since(start_) >= options_.max_seconds) return true;
+    return false;
+  }
+
+  template <typename Row, typename... Callbacks>
+  bool record(FuzzResult& result, const Row& input, Index root, Index parent, Index depth, Index row,
+              Callbacks&... callbacks) {
+    if (options_.max_findings > 0 && result.stats.findings >= options_.max_findings) return true;
+    Finding f;
+    f.input = input;
+    f.root = root;
+    f.parent = parent;
+    f.depth = depth;
+    f.execution = result.stats.executions;
+    f.what = detail::describe_objective(objective_, out_, row);
+    result.findings.push_back(std::move(f));
+    result.stats.findings = static_cast<Index>(result.findings.size());
+    bool stop = any_of_hooks([&](auto& c) { return detail::call_on_finding(c, result.findings.back(), result.stats); },
+                             callbacks...);
+    if (options_.max_findings > 0 && result.stats.findings >= options_.max_findings) stop = true;
+    return stop;
+  }
+
+  void update_stats(FuzzStats& st) const {
+    st.seconds = seconds_since(start_);
+    st.executions_per_second = st.seconds > 0 ? static_cast<double>(st.executions) / st.seconds : 0;
+    st.corpus_size = corpus_.size();
+    st.seconds_since_new_coverage = seconds_since(last_new_);
+  }
+  static double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+  Model model_;
+  Sampler sampler_;
+  Mutator mutator_;
+  Coverage coverage_;
+  Objective objective_;
+  FuzzOptions options_;
+  Rng rng_;
+  Corpus corpus_;
+  Output out_;
+  RowMatrix batch_;
+  Mask hits_, is_new_;
+  Clock::time_point start_, last_new_;
+};
+
+/// Builds a Fuzzer, deducing the policy types from the arguments.
+template <typename Model, typename Sampler, typename Mutator, typename Coverage, typename Objective>
+Fuzzer<Model, Sampler, Mutator, Coverage, Objective> make_fuzzer(Model model, Sampler sampler, Mutator mutator,
+                                                                 Coverage coverage, Objective objective,
+                                                                 FuzzOptions options = FuzzOptions()) {
+  return Fuzzer<Model, Sampler, Mutator, Coverage, Objective>(std::move(model), std::move(sampler), std::move(mutator),
+                                                              std::move(coverage), std::move(objective), options);
+}
+
+}  // namespace nnfuzz

@@ -1,0 +1,18 @@
+// nnfuzz: coverage-guided fuzzing of neural networks — the umbrella header.
+//
+// Include this first (before Eigen) so that Eigen::half gets F16C conversions under GCC.
+#pragma once
+
+#include "detail/config.hpp"
+
+#include "callbacks.hpp"
+#include "corpus.hpp"
+#include "coverage/brute_force.hpp"
+#include "coverage/kd_tree.hpp"
+#include "coverage/no_coverage.hpp"
+#include "fuzzer.hpp"
+#include "mutators.hpp"
+#include "objectives.hpp"
+#include "rng.hpp"
+#include "samplers.hpp"
+#include "version.hpp"

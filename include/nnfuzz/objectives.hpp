@@ -1,0 +1,200 @@
+// nnfuzz: Objective policies — which inputs of a batch are findings.
+//
+// An Objective provides one of
+//     void check(const Eigen::Ref<const nnfuzz::RowMatrix>& batch, const Output& out, nnfuzz::Mask& hits);
+//     void operator()(const Eigen::Ref<const nnfuzz::RowMatrix>& batch, const Output& out, nnfuzz::Mask& hits);
+//     bool operator()(const Output& out, nnfuzz::Index row);      // any callable, one row at a time
+// setting hits(r) for each row r of the batch (`Output` is the model's output type), and
+// optionally
+//     std::string describe(const Output& out, nnfuzz::Index row) const;
+// naming what fired for a hit row (it becomes Finding::what). describe() is called only for hits.
+#pragma once
+
+#include "detail/config.hpp"
+#include "detail/traits.hpp"
+
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <utility>
+
+namespace nnfuzz {
+
+/// Finds inputs for which any tensor the model reports holds a NaN or an infinity.
+///
+/// The model's Output must provide
+///     template <class F> void for_each_tensor(F&& f) const;
+/// calling f(const char* name, const M& m) for each tensor, rows = inputs, in the order the
+/// network computes them; the first tensor with a non-finite value in a row names the finding.
+class NonFiniteObjective {
+ public:
+  /// Sets hits(r) when row r of any tensor is not all finite.
+  template <typename Output>
+  void check(const Eigen::Ref<const RowMatrix>& batch, const Output& out, Mask& hits) const {
+    static_assert(has_tensors<Output>::value,
+                  "nnfuzz: NonFiniteObjective needs the model's Output to provide "
+                  "`template <class F> void for_each_tensor(F&& f) const` (see objectives.hpp)");
+    hits.setConstant(batch.rows(), false);
+    out.for_each_tensor([&](const char*, const auto& m) {
+      if (m.allFinite()) return;  // the common case: one vectorised pass, no per-row work
+      for (Index r = 0; r < m.rows() && r < hits.rows(); ++r)
+        if (!m.row(r).allFinite()) hits(r) = true;
+    });
+  }
+  /// "non-finite in 'NAME'", NAME being the first tensor with a NaN/Inf in that row.
+  template <typename Output>
+  std::string describe(const Output& out, Index row) const {
+    std::string first;
+    out.for_each_tensor([&](const char* name, const auto& m) {
+      if (first.empty() && row < m.rows() && !m.row(row).allFinite()) first = name;
+    });
+    return "non-finite in '" + first + "'";
+  }
+
+ private:
+  struct Probe {
+    template <typename M>
+    void operator()(const char*, const M&) const {}
+  };
+  template <typename T, typename = void>
+  struct has_tensors : std::false_type {};
+  template <typename T>
+  struct has_tensors<T, detail::void_t<decltype(std::declval<const T&>().for_each_tensor(Probe{}))>> : std::true_type {};
+
+};
+
+/// Index of the largest element of a row; the first one on ties.
+template <typename Derived>
+Index argmax(const Eigen::DenseBase<Derived>& row) {
+  Index best = 0;
+  row.maxCoeff(&best);
+  return best;
+}
+
+/// Finds inputs on which two models' predictions (argmax of logits) differ.
+///
+/// The model's Output must have two RowMatrix members, `reference` and `candidate` (the logits of
+/// the two networks, rows = inputs). A disagreement counts only when it is not a tie within
+/// `min_margin`: the candidate must prefer its class over the reference's class by more than
+/// min_margin, and the reference its class over the candidate's by more than min_margin. With
+/// the default 0, exact ties (which argmax breaks by position) never count.
+class DisagreementObjective {
+ public:
+  /// `min_margin` >= 0: logit margin below which a disagreement is a tie.
+  explicit DisagreementObjective(float min_margin = 0.0f) : min_margin_(min_margin) {
+    if (!(min_margin >= 0) || !std::isfinite(min_margin))
+      detail::fail("DisagreementObjective(): option 'min_margin' must be >= 0 and finite, got ", min_margin);
+  }
+  /// Sets hits(r) when the two argmaxes of row r differ by more than a tie.
+  template <typename Output>
+  void check(const Eigen::Ref<const RowMatrix>& batch, const Output& out, Mask& hits) const {
+    hits.resize(batch.rows());
+    for (Index r = 0; r < batch.rows(); ++r) hits(r) = disagrees(out, r);
+  }
+  /// True when row r is a disagreement (the check, for one row; used to re-check findings).
+  template <typename Output>
+  bool disagrees(const Output& out, Index r) const {
+    const auto a = out.reference.row(r);
+    const auto b = out.candidate.row(r);
+    const Index ca = argmax(a), cb = argmax(b);
+    if (ca == cb) return false;
+    return b(cb) - b(ca) > min_margin_ && a(ca) - a(cb) > min_margin_;
+  }
+  /// "reference says A, candidate says B".
+  template <typename Output>
+  std::string describe(const Output& out, Index row) const {
+    return "reference says " + std::to_string(argmax(out.reference.row(row))) + ", candidate says " +
+           std::to_string(argmax(out.candidate.row(row)));
+  }
+  /// The tie margin.
+  float min_margin() const { return min_margin_; }
+
+ private:
+  float min_margin_;
+};
+
+/// A hit when any of the objectives fires; describe() names the first that fired.
+template <typename... Objectives>
+class AnyOf {
+ public:
+  /// Holds copies of the objectives.
+  explicit AnyOf(Objectives... objectives) : parts_(std::move(objectives)...) {}
+  /// OR of the parts' hits; remembers, per row, the first part that fired.
+  template <typename Output>
+  void check(const Eigen::Ref<const RowMatrix>& batch, const Output& out, Mask& hits) {
+    hits.setConstant(batch.rows(), false);
+    fired_.setConstant(batch.rows(), -1);
+    int part = 0;
+    std::apply([&](auto&... o) { (merge(o, part++, batch, out, hits), ...); }, parts_);
+  }
+  /// The description of the first part that fired for this row in the last check().
+  template <typename Output>
+  std::string describe(const Output& out, Index row) const {
+    std::string s;
+    int part = 0;
+    std::apply(
+        [&](const auto&... o) {
+          ((row < fired_.rows() && fired_(row) == part++ ? (void)(s = detail::describe_objective(o, out, row)) : (void)0), ...);
+        },
+        parts_);
+    return s.empty() ? "objective" : s;
+  }
+
+ private:
+  template <typename O, typename Output>
+  void merge(O& o, int part, const Eigen::Ref<const RowMatrix>& batch, const Output& out, Mask& hits) {
+    detail::run_objective(o, batch, out, scratch_);
+    for (Index r = 0; r < hits.rows(); ++r)
+      if (scratch_(r) && !hits(r)) {
+        hits(r) = true;
+        fired_(r) = part;
+      }
+  }
+  std::tuple<Objectives...> parts_;
+  Mask scratch_;
+  Eigen::ArrayXi fired_;
+};
+
+/// A hit when every objective fires; describe() joins the parts' descriptions.
+template <typename... Objectives>
+class AllOf {
+ public:
+  /// Holds copies of the objectives.
+  explicit AllOf(Objectives... objectives) : parts_(std::move(objectives)...) {}
+  /// AND of the parts' hits.
+  template <typename Output>
+  void check(const Eigen::Ref<const RowMatrix>& batch, const Output& out, Mask& hits) {
+    hits.setConstant(batch.rows(), true);
+    std::apply([&](auto&... o) { (merge(o, batch, out, hits), ...); }, parts_);
+  }
+  /// "A and B and ...".
+  template <typename Output>
+  std::string describe(const Output& out, Index row) const {
+    std::string s;
+    std::apply([&](const auto&... o) { ((s += (s.empty() ? "" : " and ") + detail::describe_objective(o, out, row)), ...); },
+               parts_);
+    return s;
+  }
+
+ private:
+  template <typename O, typename Output>
+  void merge(O& o, const Eigen::Ref<const RowMatrix>& batch, const Output& out, Mask& hits) {
+    detail::run_objective(o, batch, out, scratch_);
+    hits = hits && scratch_;
+  }
+  std::tuple<Objectives...> parts_;
+  Mask scratch_;
+};
+
+/// Combines objectives: a hit when any fires.
+template <typename... Objectives>
+AnyOf<Objectives...> any_of(Objectives... objectives) {
+  return AnyOf<Objectives...>(std::move(objectives)...);
+}
+/// Combines objectives: a hit when all fire.
+template <typename... Objectives>
+AllOf<Objectives...> all_of(Objectives... objectives) {
+  return AllOf<Objectives...>(std::move(objectives)...);
+}
+
+}  // namespace nnfuzz

@@ -1,0 +1,8 @@
+// nnfuzz: version.
+#pragma once
+
+#define NNFUZZ_VERSION_MAJOR 0
+#define NNFUZZ_VERSION_MINOR 1
+#define NNFUZZ_VERSION_PATCH 0
+/// 0xMMmmpp
+#define NNFUZZ_VERSION 0x000100

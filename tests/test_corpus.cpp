@@ -1,0 +1,45 @@
+#include <catch2/catch.hpp>
+#include <nnfuzz/corpus.hpp>
+
+using nnfuzz::Corpus;
+using nnfuzz::Index;
+using nnfuzz::RowVector;
+
+TEST_CASE("Corpus: elements keep their input, coverage and lineage", "[corpus]") {
+  Corpus c(3, 2);
+  const float in0[] = {1, 2, 3}, cov0[] = {0.5f, -1};
+  const float in1[] = {4, 5, 6}, cov1[] = {7, 8};
+  REQUIRE(c.add(in0, cov0, -1, 0, 0, 0) == 0);
+  REQUIRE(c.add(in1, cov1, 0, 0, 1, 300) == 1);
+  REQUIRE(c.size() == 2);
+  CHECK(c.input(1)(2) == 6);
+  CHECK(c.coverage(0)(1) == -1);
+  CHECK(c.entry(1).parent == 0);
+  CHECK(c.entry(1).depth == 1);
+  CHECK(c.entry(1).execution == 300);
+  c.mark_picked(1);
+  c.mark_picked(1);
+  CHECK(c.entry(1).times_picked == 2);
+  CHECK(c.memory_bytes() == 2 * (5 * sizeof(float) + sizeof(nnfuzz::CorpusEntry)));
+  c.reset(4, 1);
+  CHECK(c.empty());
+  CHECK(c.input_dim() == 4);
+}
+
+TEST_CASE("Corpus: rows never move while the corpus grows", "[corpus]") {
+  const Index d = 784;
+  Corpus c(d, 10);
+  RowVector in(d), cov(10);
+  const float* first = nullptr;
+  for (Index i = 0; i < 5000; ++i) {  // several 4 MiB chunks
+    in.setConstant(float(i));
+    cov.setConstant(float(-i));
+    c.add(in.data(), cov.data(), i - 1, 0, i, std::uint64_t(i));
+    if (i == 0) first = c.input(0).data();
+  }
+  CHECK(c.input(0).data() == first);
+  for (Index i : {Index(0), Index(1336), Index(1337), Index(4999)}) {
+    CHECK(c.input(i)(d - 1) == float(i));
+    CHECK(c.coverage(i)(9) == float(-i));
+  }
+}

@@ -1,0 +1,85 @@
+#include <catch2/catch.hpp>
+#include <nnfuzz/coverage/brute_force.hpp>
+#include <nnfuzz/coverage/kd_tree.hpp>
+#include <nnfuzz/coverage/no_coverage.hpp>
+#include <nnfuzz/rng.hpp>
+
+#include <cmath>
+
+using namespace nnfuzz;
+
+TEMPLATE_TEST_CASE("Coverage: new means at least threshold away from everything seen, batch included", "[coverage]",
+                   KdTreeCoverage, BruteForceCoverage) {
+  TestType cov(1.0f);
+  cov.reset(2);
+  Mask is_new;
+  RowMatrix b(4, 2);
+  b << 0, 0,     // new: nothing seen
+      0.5, 0,    // within 1 of row 0 of the same batch: not new
+      1.5, 0,    // 1.5 from row 0: new
+      0, 0.999;  // 0.999 from row 0: not new
+  cov.observe(b, is_new);
+  CHECK(is_new(0));
+  CHECK_FALSE(is_new(1));
+  CHECK(is_new(2));
+  CHECK_FALSE(is_new(3));
+  CHECK(cov.size() == 2);
+  RowMatrix c(2, 2);
+  c << 3, 0,   // 1.5 from (1.5, 0): new
+      0, -1.2; // new
+  cov.observe(c, is_new);
+  CHECK(is_new(0));
+  CHECK(is_new(1));
+  cov.observe(c, is_new);  // seen now
+  CHECK_FALSE(is_new(0));
+  CHECK_FALSE(is_new(1));
+  cov.reset(2);
+  CHECK(cov.size() == 0);
+  REQUIRE_THROWS_WITH(TestType(0.0f), Catch::Contains("threshold") && Catch::Contains("got 0"));
+  REQUIRE_THROWS_WITH(TestType(-2.0f), Catch::Contains("got -2"));
+}
+
+TEST_CASE("KdTreeCoverage and BruteForceCoverage agree on every novelty decision", "[coverage]") {
+  Rng rng(11);
+  for (Index dim : {1, 3, 10, 40}) {
+    const float threshold = 0.3f * std::sqrt(float(dim));
+    KdTreeCoverage kd(threshold);
+    BruteForceCoverage bf(threshold);
+    kd.reset(dim);
+    bf.reset(dim);
+    Mask a, b;
+    RowMatrix batch(50, dim);
+    Index disagreements = 0, fresh = 0;
+    for (int it = 0; it < 1000; ++it) {  // 1000 batches x 4 dims = 200,000 decisions
+      // Clustered points: a random centre per batch, spread so that about half are new early on.
+      rng.fill_normal(batch.data(), batch.size());
+      RowVector centre(dim);
+      rng.fill_uniform(centre.data(), dim, -3, 3);
+      batch = (batch * 0.4f).rowwise() + centre;
+      kd.observe(batch, a);
+      bf.observe(batch, b);
+      disagreements += (a != b).count();
+      fresh += a.count();
+    }
+    INFO("dim " << dim << " new " << fresh);
+    CHECK(disagreements == 0);
+    CHECK(kd.size() == bf.size());
+    CHECK(fresh > 20);
+    CHECK(fresh < 50000);
+  }
+}
+
+TEST_CASE("NoCoverage: nothing is ever new", "[coverage]") {
+  NoCoverage c;
+  c.reset(3);
+  Mask m;
+  c.observe(RowMatrix::Random(10, 3), m);
+  CHECK(m.size() == 10);
+  CHECK(m.count() == 0);
+  CHECK(c.size() == 0);
+}
+
+TEST_CASE("coverage_threshold_from_squared converts TensorFuzz's squared threshold", "[coverage]") {
+  CHECK(coverage_threshold_from_squared(0.5f) == Approx(0.70710678f));
+  REQUIRE_THROWS_WITH(coverage_threshold_from_squared(-1), Catch::Contains("coverage_threshold_from_squared()"));
+}

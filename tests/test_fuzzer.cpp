@@ -1,0 +1,163 @@
+#include <catch2/catch.hpp>
+#include <nnfuzz/nnfuzz.hpp>
+
+#include "support/planted.hpp"
+
+#include <limits>
+#include <sstream>
+
+using namespace nnfuzz;
+using nnfuzz_test::planted_seeds;
+using nnfuzz_test::PlantedModel;
+
+namespace {
+FuzzOptions planted_options(std::uint64_t seed) {
+  FuzzOptions o;
+  o.batch_size = 50;
+  o.max_executions = 100000;
+  o.seed = seed;
+  return o;
+}
+template <typename Coverage>
+auto planted_fuzzer(Coverage cov, std::uint64_t seed) {
+  return make_fuzzer(PlantedModel{}, RecentSampler(), GaussianMutator(0.05f), std::move(cov), NonFiniteObjective(),
+                     planted_options(seed));
+}
+}  // namespace
+
+TEST_CASE("Fuzzer: CGF finds the planted NaN band and random search does not", "[fuzzer]") {
+  int cgf_found = 0, random_found = 0;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    auto cgf = planted_fuzzer(KdTreeCoverage(0.005f), seed);
+    const FuzzResult r = cgf.run(planted_seeds());
+    if (r.found()) {
+      ++cgf_found;
+      const Finding& f = r.findings.front();
+      CHECK(f.what == "non-finite in 'y'");
+      CHECK(f.depth > 10);  // reached by many generations, not one jump
+      CHECK(f.input.mean() > 0.8f);
+      CHECK(f.input.mean() < 0.83f);
+      CHECK(cgf.replay(f.input));
+    }
+    auto rnd = planted_fuzzer(NoCoverage(), seed);
+    const FuzzResult q = rnd.run(planted_seeds());
+    random_found += q.found();
+    CHECK(q.stats.executions == 100000);
+    CHECK(rnd.corpus().size() == 4);  // never grows
+  }
+  CHECK(cgf_found == 5);
+  CHECK(random_found == 0);
+}
+
+TEST_CASE("Fuzzer: the same seed gives the same corpus and findings, bit for bit", "[fuzzer]") {
+  auto run_once = [](std::uint64_t seed, Corpus& corpus_out) {
+    auto f = planted_fuzzer(BruteForceCoverage(0.005f), seed);
+    FuzzOptions o = f.options();
+    o.max_findings = 0;  // collect all
+    o.max_executions = 20000;
+    f.set_options(o);
+    FuzzResult r = f.run(planted_seeds());
+    corpus_out = f.corpus();
+    return r;
+  };
+  Corpus a, b, c;
+  const FuzzResult ra = run_once(7, a), rb = run_once(7, b), rc = run_once(8, c);
+  REQUIRE(a.size() == b.size());
+  REQUIRE(a.size() > 10);
+  for (Index i = 0; i < a.size(); ++i) {
+    REQUIRE(a.input(i) == b.input(i));
+    REQUIRE(a.entry(i).parent == b.entry(i).parent);
+    REQUIRE(a.entry(i).execution == b.entry(i).execution);
+  }
+  REQUIRE(ra.findings.size() == rb.findings.size());
+  for (std::size_t i = 0; i < ra.findings.size(); ++i) {
+    REQUIRE(ra.findings[i].input == rb.findings[i].input);
+    REQUIRE(ra.findings[i].execution == rb.findings[i].execution);
+  }
+  const bool same = a.size() == c.size() && a.input(a.size() - 1) == c.input(c.size() - 1);
+  CHECK_FALSE(same);
+}
+
+TEST_CASE("Fuzzer: budgets are met exactly and lineage is recorded", "[fuzzer]") {
+  auto f = planted_fuzzer(KdTreeCoverage(0.005f), 3);
+  FuzzOptions o = f.options();
+  o.max_executions = 1234;  // not a multiple of the batch: the last batch is short
+  f.set_options(o);
+  const FuzzResult r = f.run(planted_seeds(4));
+  CHECK(r.stats.executions == 1234);
+  CHECK(r.stats.iterations == (1234 - 4 + 49) / 50);
+  CHECK(r.stats.seeds == 4);
+  CHECK(r.stats.corpus_size == f.corpus().size());
+  const Corpus& c = f.corpus();
+  for (Index i = 4; i < c.size(); ++i) {
+    const CorpusEntry& e = c.entry(i);
+    REQUIRE(e.parent >= 0);
+    REQUIRE(e.parent < i);
+    REQUIRE(e.depth == c.entry(e.parent).depth + 1);
+    REQUIRE(e.root == c.entry(e.parent).root);
+    REQUIRE(e.execution > 0);
+  }
+  o.max_executions = 0;
+  o.max_iterations = 7;
+  f.set_options(o);
+  CHECK(f.run(planted_seeds(4)).stats.iterations == 7);
+}
+
+TEST_CASE("Fuzzer: callbacks see events and can stop the run", "[fuzzer]") {
+  struct Counter {
+    int starts = 0, batches = 0, ends = 0, news = 0;
+    void on_start(const FuzzStats&) { ++starts; }
+    bool on_batch(const FuzzStats&) { return ++batches >= 10; }
+    void on_new_coverage(const FuzzStats&, Index) { ++news; }
+    void on_end(const FuzzStats&) { ++ends; }
+  } counter;
+  auto f = planted_fuzzer(KdTreeCoverage(0.005f), 3);
+  const FuzzResult r = f.run(planted_seeds(), counter);
+  CHECK(counter.starts == 1);
+  CHECK(counter.batches == 10);
+  CHECK(counter.ends == 1);
+  CHECK(counter.news > 0);
+  CHECK(r.stats.iterations == 10);
+}
+
+TEST_CASE("Fuzzer: bad seeds and options are rejected with the value named", "[fuzzer]") {
+  auto f = planted_fuzzer(KdTreeCoverage(0.005f), 3);
+  REQUIRE_THROWS_WITH(f.run(RowMatrix(0, 16)), Catch::Contains("Fuzzer::run()") && Catch::Contains("no seeds"));
+  REQUIRE_THROWS_WITH(f.run(RowMatrix::Zero(2, 15)), Catch::Contains("15 columns") && Catch::Contains("takes 16"));
+  RowMatrix s = planted_seeds();
+  s(2, 3) = std::numeric_limits<float>::quiet_NaN();
+  REQUIRE_THROWS_WITH(f.run(s), Catch::Contains("seed 2 element 3 is nan"));
+  s(2, 3) = -0.5f;
+  REQUIRE_THROWS_WITH(f.run(s), Catch::Contains("seed 2 element 3 is -0.5") && Catch::Contains("domain"));
+  FuzzOptions o;
+  o.batch_size = 0;
+  REQUIRE_THROWS_WITH(f.set_options(o), Catch::Contains("batch_size") && Catch::Contains("got 0"));
+  o = FuzzOptions();
+  o.max_executions = 0;
+  REQUIRE_THROWS_WITH(f.set_options(o), Catch::Contains("no budget"));
+}
+
+TEST_CASE("Fuzzer: a model whose coverage has the wrong shape is reported", "[fuzzer]") {
+  struct Broken {
+    struct Output {
+      RowMatrix coverage;
+    };
+    Index input_dim() const { return 2; }
+    void evaluate(const Eigen::Ref<const RowMatrix>&, Output& out) const { out.coverage = RowMatrix::Zero(1, 1); }
+  };
+  auto f = make_fuzzer(Broken{}, UniformSampler(), GaussianMutator(), NoCoverage(),
+                       [](const Broken::Output&, Index) { return false; });
+  REQUIRE_THROWS_WITH(f.run(RowMatrix::Zero(3, 2)), Catch::Contains("1 rows for a batch of 3"));
+}
+
+TEST_CASE("Fuzzer: a seed that already fails is a depth-0 finding", "[fuzzer]") {
+  auto f = planted_fuzzer(NoCoverage(), 1);
+  RowMatrix s = planted_seeds(3);
+  s.row(1).setConstant(0.815f);
+  const FuzzResult r = f.run(s);
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].root == 1);
+  CHECK(r.findings[0].depth == 0);
+  CHECK(r.findings[0].parent == -1);
+  CHECK(r.stats.executions == 3);
+}

@@ -1,0 +1,85 @@
+#include <catch2/catch.hpp>
+#include <nnfuzz/rng.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+using nnfuzz::Index;
+using nnfuzz::Rng;
+
+TEST_CASE("Rng: one seed gives one sequence", "[rng]") {
+  Rng a(42), b(42), c(43);
+  std::vector<float> fa(1000), fb(1000), fc(1000);
+  for (int i = 0; i < 10; ++i) REQUIRE(a.next_u64() == b.next_u64());
+  a.fill_normal(fa.data(), 1000);
+  b.fill_normal(fb.data(), 1000);
+  c.fill_normal(fc.data(), 1000);
+  REQUIRE(fa == fb);
+  REQUIRE(fa != fc);
+  a.seed(7);
+  b.seed(7);
+  REQUIRE(a.uniform_index(1000) == b.uniform_index(1000));
+}
+
+TEST_CASE("Rng: fill_normal is N(0,1): mean, variance, tails, and no NaN", "[rng]") {
+  Rng rng(1);
+  const Index n = 1 << 20;
+  std::vector<float> x(n);
+  rng.fill_normal(x.data(), n);
+  double s = 0, s2 = 0, s4 = 0;
+  Index beyond2 = 0, beyond3 = 0;
+  for (float v : x) {
+    REQUIRE(std::isfinite(v));
+    s += v;
+    s2 += double(v) * v;
+    s4 += double(v) * v * v * v;
+    beyond2 += std::abs(v) > 2;
+    beyond3 += std::abs(v) > 3;
+  }
+  const double mean = s / n, var = s2 / n - mean * mean, kurt = s4 / n / (var * var);
+  CHECK(std::abs(mean) < 5.0 / std::sqrt(double(n)));     // 5 standard errors
+  CHECK(std::abs(var - 1) < 5.0 * std::sqrt(2.0 / n));
+  CHECK(std::abs(kurt - 3) < 0.05);
+  CHECK(double(beyond2) / n == Approx(0.0455).epsilon(0.03));
+  CHECK(double(beyond3) / n == Approx(0.0027).epsilon(0.1));
+}
+
+TEST_CASE("Rng: fill_normal does not depend on how the buffer is split", "[rng]") {
+  Rng a(3), b(3);
+  std::vector<float> whole(100), parts(100);
+  a.fill_normal(whole.data(), 100);
+  // A 100-float fill consumes 4 blocks of 32; a fill of 32 + 68 consumes 1 + 3: same values.
+  b.fill_normal(parts.data(), 32);
+  b.fill_normal(parts.data() + 32, 68);
+  REQUIRE(whole == parts);
+}
+
+TEST_CASE("Rng: fill_uniform covers lo..hi evenly", "[rng]") {
+  Rng rng(5);
+  const Index n = 200000;
+  std::vector<float> x(n);
+  rng.fill_uniform(x.data(), n, -2.0f, 3.0f);
+  std::vector<int> bins(10);
+  for (float v : x) {
+    REQUIRE(v >= -2.0f);
+    REQUIRE(v < 3.0f);
+    ++bins[std::min(9, int((v + 2.0f) / 0.5f))];
+  }
+  double chi2 = 0;
+  for (int c : bins) chi2 += (c - n / 10.0) * (c - n / 10.0) / (n / 10.0);
+  CHECK(chi2 < 27.9);  // 9 degrees of freedom, p = 0.001
+}
+
+TEST_CASE("Rng: uniform_index is unbiased", "[rng]") {
+  Rng rng(9);
+  const int k = 7, n = 70000;
+  std::vector<int> bins(k);
+  for (int i = 0; i < n; ++i) ++bins[rng.uniform_index(k)];
+  double chi2 = 0;
+  for (int c : bins) chi2 += (c - n / double(k)) * (c - n / double(k)) / (n / double(k));
+  CHECK(chi2 < 22.5);  // 6 degrees of freedom, p = 0.001
+  double u = rng.uniform();
+  CHECK(u >= 0.0);
+  CHECK(u < 1.0);
+}
