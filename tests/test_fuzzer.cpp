@@ -161,3 +161,24 @@ TEST_CASE("Fuzzer: a seed that already fails is a depth-0 finding", "[fuzzer]") 
   CHECK(r.findings[0].parent == -1);
   CHECK(r.stats.executions == 3);
 }
+
+#include "support/alloc_tracker.hpp"
+
+TEST_CASE("Fuzzer: the loop allocates nothing per input", "[fuzzer]") {
+  // Random search (the corpus never grows, so corpus chunks cannot be the cause): count heap
+  // allocations of a run of 10 batches and of 1000 batches. Per-run set-up allocates; the loop
+  // itself must not, so both counts are equal.
+  auto count = [](std::uint64_t executions) {
+    auto f = planted_fuzzer(NoCoverage(), 1);
+    FuzzOptions o = f.options();
+    o.max_executions = executions;
+    o.max_findings = 0;
+    f.set_options(o);
+    const RowMatrix seeds = planted_seeds();
+    f.run(seeds);  // warm up: buffers sized
+    nnfuzz_test::g_alloc_count = 0;
+    f.run(seeds);
+    return nnfuzz_test::g_alloc_count.load();
+  };
+  CHECK(count(504) == count(50004));
+}
