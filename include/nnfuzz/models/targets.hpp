@@ -1,0 +1,154 @@
+// nnfuzz: ready-made fuzz targets (Model policies) around Mlp, for TensorFuzz's two experiments.
+#pragma once
+
+#include "../detail/config.hpp"
+#include "mlp.hpp"
+
+#include <cmath>
+#include <string>
+#include <utility>
+
+namespace nnfuzz {
+
+/// What a classifier target reports as its coverage vector.
+enum class CoverageSignal {
+  logits,          ///< the raw logits (C numbers per input)
+  sum_abs_logits,  ///< TensorFuzz's NaN-experiment coverage: one number, Σ|logit|
+};
+
+/// Fuzz target for the NaN experiment: a float classifier with TensorFuzz's "unsafe" softmax
+/// p = exp(l) / Σ exp(l) and cross entropy −Σ y·log(p), neither stabilised.
+///
+/// Output tensors (for NonFiniteObjective, in the order computed): each layer's pre- and
+/// post-activation ("dense1", "relu1", …), "logits", "softmax", "cross_entropy". The label y is
+/// the network's own prediction (the fuzzer carries no labels); whether −Σ y·log(p) is finite
+/// does not depend on which one-hot y is used, since 0·log(0) is already NaN.
+/// Keep TensorFuzz's formula: computed as −log p[label] instead, most NaNs disappear.
+class NanTarget {
+ public:
+  /// The reusable output of evaluate().
+  struct Output {
+    MlpTrace<float> trace;  ///< every layer
+    RowMatrix softmax;      ///< exp(l) / Σ exp(l), unstabilised
+    RowMatrix cross_entropy;  ///< B × 1: −Σ y·log(p) with y = one-hot of the prediction
+    RowMatrix coverage;     ///< per CoverageSignal
+    /// Visits every tensor in the order computed.
+    template <class F>
+    void for_each_tensor(F&& f) const {
+      static const char* const names[] = {"dense1", "relu1", "dense2", "relu2", "dense3", "relu3", "dense4", "relu4"};
+      const std::size_t hidden = trace.post.size();
+      for (std::size_t l = 0; l < hidden; ++l) {
+        f(l < 4 ? names[2 * l] : "dense", trace.pre[l]);
+        f(l < 4 ? names[2 * l + 1] : "relu", trace.post[l]);
+      }
+      f("logits", trace.pre.back());
+      f("softmax", softmax);
+      f("cross_entropy", cross_entropy);
+    }
+  };
+
+  /// Wraps a trained float network; `signal` picks the coverage vector.
+  explicit NanTarget(Mlp<float> net, CoverageSignal signal = CoverageSignal::sum_abs_logits)
+      : net_(std::move(net)), signal_(signal) {}
+
+  /// Floats per input.
+  Index input_dim() const { return net_.input_dim(); }
+  /// Runs a batch and computes softmax, loss and coverage.
+  void evaluate(const Eigen::Ref<const RowMatrix>& batch, Output& out) const {
+    net_.forward(batch, out.trace);
+    const RowMatrix& l = out.trace.logits();
+    out.softmax = l.array().exp().matrix();
+    out.softmax.array().colwise() /= out.softmax.array().rowwise().sum();
+    out.cross_entropy.resize(l.rows(), 1);
+    for (Index r = 0; r < l.rows(); ++r) {
+      Index label = 0;
+      l.row(r).maxCoeff(&label);
+      float ce = 0;
+      for (Index c = 0; c < l.cols(); ++c) ce -= (c == label ? 1.0f : 0.0f) * std::log(out.softmax(r, c));
+      out.cross_entropy(r, 0) = ce;
+    }
+    if (signal_ == CoverageSignal::logits) {
+      out.coverage = l;
+    } else {
+      out.coverage = l.cwiseAbs().rowwise().sum();
+    }
+  }
+  /// The network.
+  const Mlp<float>& net() const { return net_; }
+  /// The coverage signal.
+  CoverageSignal signal() const { return signal_; }
+
+ private:
+  Mlp<float> net_;
+  CoverageSignal signal_;
+};
+
+/// Fuzz target for the quantization experiment: a float network (the reference) and a float16
+/// twin (the candidate) on the same batch. Output members `reference` and `candidate` hold the
+/// two logits (float; half values converted exactly), as DisagreementObjective expects;
+/// coverage is the reference logits (or Σ|logits|).
+///
+/// `Twin` is Mlp<Eigen::half> (half arithmetic) or Mlp<float> built by Mlp::half_storage().
+template <typename Twin>
+class PairTarget {
+ public:
+  /// The reusable output of evaluate().
+  struct Output {
+    MlpTrace<float> reference_trace;
+    typename Twin::Trace candidate_trace;
+    RowMatrix reference;  ///< float logits
+    RowMatrix candidate;  ///< twin's logits, as float
+    RowMatrix coverage;   ///< per CoverageSignal, from the reference
+    /// Visits both logits (NonFiniteObjective works on a pair too).
+    template <class F>
+    void for_each_tensor(F&& f) const {
+      f("reference_logits", reference);
+      f("candidate_logits", candidate);
+    }
+  };
+
+  /// A pair of networks of the same shape.
+  PairTarget(Mlp<float> reference, Twin candidate, CoverageSignal signal = CoverageSignal::logits)
+      : reference_(std::move(reference)), candidate_(std::move(candidate)), signal_(signal) {
+    if (reference_.sizes() != candidate_.sizes())
+      detail::fail("PairTarget(): the two networks have different layer sizes");
+  }
+  /// Floats per input.
+  Index input_dim() const { return reference_.input_dim(); }
+  /// Runs both networks on the batch.
+  void evaluate(const Eigen::Ref<const RowMatrix>& batch, Output& out) const {
+    reference_.forward(batch, out.reference_trace);
+    candidate_.forward(batch, out.candidate_trace);
+    out.reference = out.reference_trace.logits();
+    out.candidate = out.candidate_trace.logits().template cast<float>();
+    if (signal_ == CoverageSignal::logits)
+      out.coverage = out.reference;
+    else
+      out.coverage = out.reference.cwiseAbs().rowwise().sum();
+  }
+  /// The float network.
+  const Mlp<float>& reference() const { return reference_; }
+  /// The float16 twin.
+  const Twin& candidate() const { return candidate_; }
+
+ private:
+  Mlp<float> reference_;
+  Twin candidate_;
+  CoverageSignal signal_;
+};
+
+/// Pair of a float network and its half-arithmetic twin (TensorFuzz's float16 model).
+using HalfArithmeticPair = PairTarget<Mlp<Eigen::half>>;
+/// Pair of a float network and its half-storage twin (float16 weights and activations, float sums).
+using HalfStoragePair = PairTarget<Mlp<float>>;
+
+/// Builds the pair for a precision: half_arithmetic or half_storage.
+inline HalfArithmeticPair make_half_arithmetic_pair(const Mlp<float>& net, CoverageSignal s = CoverageSignal::logits) {
+  return HalfArithmeticPair(net, net.half_arithmetic(), s);
+}
+/// Builds the half-storage pair.
+inline HalfStoragePair make_half_storage_pair(const Mlp<float>& net, CoverageSignal s = CoverageSignal::logits) {
+  return HalfStoragePair(net, net.half_storage(), s);
+}
+
+}  // namespace nnfuzz
