@@ -78,9 +78,16 @@ class GaussianMutator {
  public:
   /// `sigma` > 0: noise standard deviation, in input units. TensorFuzz: 0.2 on [-1, 1] pixels,
   /// i.e. 0.1 on [0, 1].
-  explicit GaussianMutator(float sigma = 0.1f, MutationBounds bounds = {}) : sigma_(sigma), bounds_(bounds) {
+  ///
+  /// `sigma_range` >= 1 makes the step size multi-scale: each mutant of a batch gets its own
+  /// deviation sigma * r, r log-uniform in [1/sigma_range, sigma_range] (1 = every mutant uses
+  /// sigma, TensorFuzz's rule). Small steps refine a frontier, large ones jump off a plateau.
+  explicit GaussianMutator(float sigma = 0.1f, MutationBounds bounds = {}, float sigma_range = 1.0f)
+      : sigma_(sigma), sigma_range_(sigma_range), bounds_(bounds) {
     if (!(sigma > 0) || !std::isfinite(sigma))
       detail::fail("GaussianMutator(): option 'sigma' must be positive and finite, got ", sigma);
+    if (!(sigma_range >= 1) || !std::isfinite(sigma_range))
+      detail::fail("GaussianMutator(): option 'sigma_range' must be >= 1 and finite, got ", sigma_range);
     bounds_.validate("GaussianMutator()");
   }
 
@@ -89,7 +96,15 @@ class GaussianMutator {
               Eigen::Ref<RowMatrix> batch, Rng& rng) {
     NNFUZZ_ASSERT(parent.cols() == batch.cols() && root.cols() == batch.cols());
     fill(batch, rng);
-    for (Index r = 0; r < batch.rows(); ++r) batch.row(r) = batch.row(r) * sigma_ + parent;
+    if (sigma_range_ == 1.0f) {
+      for (Index r = 0; r < batch.rows(); ++r) batch.row(r) = batch.row(r) * sigma_ + parent;
+    } else {
+      const float log_range = std::log(sigma_range_);
+      for (Index r = 0; r < batch.rows(); ++r) {
+        const float s = sigma_ * std::exp(log_range * static_cast<float>(2 * rng.uniform() - 1));
+        batch.row(r) = batch.row(r) * s + parent;
+      }
+    }
     detail::clamp_rows(batch, root, bounds_, lower_, upper_);
   }
   /// Rejects seeds that are NaN or outside [lo, hi].
@@ -98,6 +113,8 @@ class GaussianMutator {
   }
   /// Noise standard deviation.
   float sigma() const { return sigma_; }
+  /// Spread of per-mutant deviations (1: fixed sigma).
+  float sigma_range() const { return sigma_range_; }
   /// Domain and ball.
   const MutationBounds& bounds() const { return bounds_; }
 
@@ -110,6 +127,7 @@ class GaussianMutator {
     }
   }
   float sigma_;
+  float sigma_range_;
   MutationBounds bounds_;
   RowVector lower_, upper_;
 };

@@ -56,12 +56,13 @@ class Rng {
   Index uniform_index(Index n) {
     NNFUZZ_ASSERT(n > 0);
     const auto range = static_cast<std::uint64_t>(n);
-    unsigned __int128 m = static_cast<unsigned __int128>(next_u64()) * range;
+    __extension__ using U128 = unsigned __int128;
+    U128 m = static_cast<U128>(next_u64()) * range;
     auto low = static_cast<std::uint64_t>(m);
     if (low < range) {
       const std::uint64_t threshold = (0 - range) % range;
       while (low < threshold) {
-        m = static_cast<unsigned __int128>(next_u64()) * range;
+        m = static_cast<U128>(next_u64()) * range;
         low = static_cast<std::uint64_t>(m);
       }
     }

@@ -14,6 +14,11 @@ namespace nnfuzz {
 enum class CoverageSignal {
   logits,          ///< the raw logits (C numbers per input)
   sum_abs_logits,  ///< TensorFuzz's NaN-experiment coverage: one number, Σ|logit|
+  /// Value profile (after libFuzzer's -use_value_profile, which rewards getting closer to a
+  /// comparison's operand): Σ|logit| plus the two quantities whose limits make the unsafe softmax
+  /// fail, the largest logit (exp overflows past ~88) and the logit spread max − min (exp of the
+  /// smallest underflows relative to the sum past ~104). Three numbers: several frontiers.
+  value_profile,
 };
 
 /// Fuzz target for the NaN experiment: a float classifier with TensorFuzz's "unsafe" softmax
@@ -69,8 +74,13 @@ class NanTarget {
     }
     if (signal_ == CoverageSignal::logits) {
       out.coverage = l;
-    } else {
+    } else if (signal_ == CoverageSignal::sum_abs_logits) {
       out.coverage = l.cwiseAbs().rowwise().sum();
+    } else {
+      out.coverage.resize(l.rows(), 3);
+      out.coverage.col(0) = l.cwiseAbs().rowwise().sum();
+      out.coverage.col(1) = l.rowwise().maxCoeff();
+      out.coverage.col(2) = l.rowwise().maxCoeff() - l.rowwise().minCoeff();
     }
   }
   /// The network.

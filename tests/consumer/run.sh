@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# nnfuzz consumer tests (fmt's find-package-test / add-subdirectory-test style): build app/main.cpp
+# the three ways a user gets nnfuzz, from a clean work directory, and run it (it exits 0 only if it
+# finds the planted bug).
+#
+# Usage: tests/consumer/run.sh <mode> <nnfuzz source dir> <work dir> [extra CMake -D args...]
+#   install           configure nnfuzz alone (tests/examples/benchmarks OFF), install it into
+#                     <work>/prefix, build find_package/ against it with CMAKE_PREFIX_PATH, run
+#                     the app; then check the installed nnfuzz.pc (pkg-config) by compiling the
+#                     app with its flags and running it too.
+#   add_subdirectory  build add_subdirectory/, which adds the source tree with add_subdirectory.
+#   meson             build meson_subproject/ in a temporary copy (<work>/src) whose
+#                     subprojects/nnfuzz is a symlink to the source tree.
+#
+# Environment: CXX (the C++ compiler; default: CMake's/Meson's choice), BUILD_TYPE (CMake build
+# type, default Release), CMAKE_GENERATOR (default Ninja when installed), JOBS (default 1).
+# tests/consumer/CMakeLists.txt registers one CTest test per mode (label `consumer`).
+# Only <work>/{build,prefix,app,src,pkgconfig_app} are removed and rebuilt: a work dir is reusable.
+set -euo pipefail
+
+usage() { sed -n '5,6p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[[ $# -ge 3 ]] || usage
+mode="$1"
+src="$(cd "$2" && pwd)"
+mkdir -p "$3"
+work="$(cd "$3" && pwd)"
+shift 3
+extra_cmake_args=("$@")
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+build_type="${BUILD_TYPE:-Release}"
+jobs="${JOBS:-1}"
+
+fail() { echo "consumer.${mode}: FAIL: $*" >&2; exit 1; }
+step() { echo "== consumer.${mode}: $*"; "$@"; }
+
+[[ -f "${src}/CMakeLists.txt" && -f "${src}/include/nnfuzz/nnfuzz.hpp" ]] || fail "'${src}' is not nnfuzz's source tree"
+
+# Arguments of every CMake configure step.
+cmake_args=(-DCMAKE_BUILD_TYPE="${build_type}")
+[[ -n "${CXX:-}" ]] && cmake_args+=(-DCMAKE_CXX_COMPILER="${CXX}")
+if [[ -z "${CMAKE_GENERATOR:-}" ]] && command -v ninja >/dev/null; then
+  cmake_args+=(-G Ninja)
+fi
+cmake_args+=("${extra_cmake_args[@]}")
+
+case "${mode}" in
+  install)
+    rm -rf "${work}/build" "${work}/prefix" "${work}/app" "${work}/pkgconfig_app"
+    prefix="${work}/prefix"
+    step cmake -S "${src}" -B "${work}/build" "${cmake_args[@]}" -DCMAKE_INSTALL_PREFIX="${prefix}" \
+      -DNNFUZZ_BUILD_TESTS=OFF -DNNFUZZ_BUILD_EXAMPLES=OFF -DNNFUZZ_BUILD_BENCHMARKS=OFF -DNNFUZZ_INSTALL=ON
+    step cmake --build "${work}/build" --parallel "${jobs}"
+    step cmake --install "${work}/build"
+    for f in include/nnfuzz/nnfuzz.hpp share/cmake/nnfuzz/nnfuzzConfig.cmake \
+             share/cmake/nnfuzz/nnfuzzConfigVersion.cmake share/pkgconfig/nnfuzz.pc; do
+      [[ -f "${prefix}/${f}" ]] || fail "the install has no ${f}"
+    done
+
+    # CMake: find_package(nnfuzz 0.1 REQUIRED) must find this install, not another one.
+    step cmake -S "${here}/find_package" -B "${work}/app" "${cmake_args[@]}" -DCMAKE_PREFIX_PATH="${prefix}"
+    found_dir="$(sed -n 's/^nnfuzz_DIR:PATH=//p' "${work}/app/CMakeCache.txt")"
+    [[ "${found_dir}" == "${prefix}/share/cmake/nnfuzz" ]] || fail "find_package found nnfuzz in '${found_dir}', not in ${prefix}"
+    step cmake --build "${work}/app" --parallel "${jobs}"
+    step "${work}/app/consumer_app"
+
+    # pkg-config: the installed nnfuzz.pc (Requires: eigen3, nanoflann, zlib) must resolve and
+    # give flags that build the app.
+    export PKG_CONFIG_PATH="${prefix}/share/pkgconfig${PKG_CONFIG_PATH:+:${PKG_CONFIG_PATH}}"
+    cflags="$(pkg-config --cflags nnfuzz)" || fail "pkg-config --cflags nnfuzz failed"
+    libs="$(pkg-config --libs nnfuzz)" || fail "pkg-config --libs nnfuzz failed"
+    echo "== consumer.${mode}: pkg-config nnfuzz $(pkg-config --modversion nnfuzz): cflags '${cflags}', libs '${libs}'"
+    [[ " ${cflags} " == *" -I${prefix}/include "* ]] || fail "pkg-config --cflags nnfuzz lacks -I${prefix}/include"
+    # shellcheck disable=SC2086  # the flags are word lists
+    step "${CXX:-c++}" -std=c++17 -O2 ${cflags} "${here}/app/main.cpp" -o "${work}/pkgconfig_app" ${libs}
+    step "${work}/pkgconfig_app"
+    ;;
+
+  add_subdirectory)
+    rm -rf "${work}/app"
+    step cmake -S "${here}/add_subdirectory" -B "${work}/app" "${cmake_args[@]}" -DNNFUZZ_SOURCE_DIR="${src}"
+    step cmake --build "${work}/app" --parallel "${jobs}"
+    step "${work}/app/consumer_app"
+    ;;
+
+  meson)
+    command -v meson >/dev/null || fail "meson is not installed"
+    case "${build_type}" in
+      Debug) meson_buildtype=debug ;;
+      RelWithDebInfo) meson_buildtype=debugoptimized ;;
+      MinSizeRel) meson_buildtype=minsize ;;
+      *) meson_buildtype=release ;;
+    esac
+    rm -rf "${work}/src" "${work}/build"
+    mkdir -p "${work}/src/subprojects"
+    cp "${here}/meson_subproject/meson.build" "${work}/src/"
+    cp -R "${here}/app" "${work}/src/app"
+    ln -s "${src}" "${work}/src/subprojects/nnfuzz"
+    # --force-fallback-for: use the subproject even if some nnfuzz.pc is on PKG_CONFIG_PATH.
+    step meson setup "${work}/build" "${work}/src" --buildtype="${meson_buildtype}" --force-fallback-for=nnfuzz
+    step meson compile -C "${work}/build" -j "${jobs}"
+    # As a subproject nnfuzz must add nothing but its dependency (no tests, no install).
+    targets="$(meson introspect --targets "${work}/build")"
+    [[ "${targets}" != *nnfuzz_tests* ]] || fail "nnfuzz as a Meson subproject built its tests"
+    installed="$(meson introspect --installed "${work}/build")"
+    [[ "${installed}" == "{}" ]] || fail "nnfuzz as a Meson subproject installs files: ${installed}"
+    step "${work}/build/consumer_app"
+    ;;
+
+  *) usage ;;
+esac
+echo "== consumer.${mode}: OK"
