@@ -60,6 +60,19 @@ TEST_CASE("DisagreementObjective: argmax differs, ties within the margin do not 
   CHECK(hits(1));
   CHECK_FALSE(hits(2));  // a tie within rounding
   REQUIRE_THROWS_WITH(DisagreementObjective(-1), Catch::Contains("min_margin") && Catch::Contains("-1"));
+  REQUIRE_THROWS_WITH(DisagreementObjective(0, -2), Catch::Contains("half_ulps") && Catch::Contains("-2"));
+  // One float16 ulp at 3 is 2^-9: a gap of 2^-9 is a tie under half_ulps = 1, 2^-8 is not.
+  PairOut u;
+  u.reference = RowMatrix(2, 2);
+  u.candidate = RowMatrix(2, 2);
+  u.reference << 1, 0, 1, 0;
+  u.candidate << 3, 3 + 0x1p-9f, 3, 3 + 0x1p-8f;
+  DisagreementObjective ulp(0, 1);
+  CHECK(strict.disagrees(u, 0));
+  CHECK_FALSE(ulp.disagrees(u, 0));
+  CHECK(ulp.disagrees(u, 1));
+  CHECK(half_ulp(3.0f) == 0x1p-9f);
+  CHECK(half_ulp(0.0f) == 0x1p-24f);
 }
 
 TEST_CASE("AnyOf / AllOf combine objectives, callables included", "[objectives]") {

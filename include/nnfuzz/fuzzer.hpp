@@ -248,13 +248,16 @@ class Fuzzer {
   }
 
   /// Re-evaluates one input and tells whether the objective still fires (a finding's re-check).
+  /// The input is evaluated in a batch of batch_size copies, the shape it was found in: a
+  /// blocked matrix product may sum in another order for another batch size, and a finding on a
+  /// rounding edge should be judged in the arithmetic that produced it.
   bool replay(const Eigen::Ref<const RowVector>& input) {
     if (input.cols() != model_.input_dim())
       detail::fail("Fuzzer::replay(): input has ", input.cols(), " elements, the model takes ", model_.input_dim());
-    RowMatrix one = input;
-    model_.evaluate(one, out_);
-    Mask hit(1);
-    detail::run_objective(objective_, one, out_, hit);
+    const RowMatrix copies = input.replicate(options_.batch_size, 1);
+    model_.evaluate(copies, out_);
+    Mask hit(copies.rows());
+    detail::run_objective(objective_, copies, out_, hit);
     return hit(0);
   }
 

@@ -71,19 +71,31 @@ Index argmax(const Eigen::DenseBase<Derived>& row) {
   return best;
 }
 
+/// Unit in the last place of a float16 number of magnitude |x| (2^-24 below the normal range).
+inline float half_ulp(float x) {
+  const float a = std::abs(x);
+  if (!(a >= 6.103515625e-05f)) return 5.9604644775390625e-08f;  // subnormal spacing, 2^-24
+  return std::ldexp(1.0f, std::ilogb(a) - 10);
+}
+
 /// Finds inputs on which two models' predictions (argmax of logits) differ.
 ///
 /// The model's Output must have two RowMatrix members, `reference` and `candidate` (the logits of
-/// the two networks, rows = inputs). A disagreement counts only when it is not a tie within
-/// `min_margin`: the candidate must prefer its class over the reference's class by more than
-/// min_margin, and the reference its class over the candidate's by more than min_margin. With
-/// the default 0, exact ties (which argmax breaks by position) never count.
+/// the two networks, rows = inputs). A disagreement counts only when it is not a tie: the
+/// candidate must prefer its class over the reference's class by more than
+/// max(min_margin, half_ulps × float16 ulp of those logits), and the reference its class over the
+/// candidate's by more than min_margin. With the defaults, exact ties (which argmax breaks by
+/// position) never count; half_ulps = 1 also rejects gaps a single float16 rounding could flip.
 class DisagreementObjective {
  public:
-  /// `min_margin` >= 0: logit margin below which a disagreement is a tie.
-  explicit DisagreementObjective(float min_margin = 0.0f) : min_margin_(min_margin) {
+  /// `min_margin` >= 0: absolute logit margin below which a disagreement is a tie.
+  /// `half_ulps` >= 0: candidate margin below which it is a tie, in float16 ulps of its logits.
+  explicit DisagreementObjective(float min_margin = 0.0f, float half_ulps = 0.0f)
+      : min_margin_(min_margin), half_ulps_(half_ulps) {
     if (!(min_margin >= 0) || !std::isfinite(min_margin))
       detail::fail("DisagreementObjective(): option 'min_margin' must be >= 0 and finite, got ", min_margin);
+    if (!(half_ulps >= 0) || !std::isfinite(half_ulps))
+      detail::fail("DisagreementObjective(): option 'half_ulps' must be >= 0 and finite, got ", half_ulps);
   }
   /// Sets hits(r) when the two argmaxes of row r differ by more than a tie.
   template <typename Output>
@@ -98,7 +110,10 @@ class DisagreementObjective {
     const auto b = out.candidate.row(r);
     const Index ca = argmax(a), cb = argmax(b);
     if (ca == cb) return false;
-    return b(cb) - b(ca) > min_margin_ && a(ca) - a(cb) > min_margin_;
+    float cand_margin = min_margin_;
+    if (half_ulps_ > 0)
+      cand_margin = std::max(cand_margin, half_ulps_ * half_ulp(std::max(std::abs(b(ca)), std::abs(b(cb)))));
+    return b(cb) - b(ca) > cand_margin && a(ca) - a(cb) > min_margin_;
   }
   /// "reference says A, candidate says B".
   template <typename Output>
@@ -106,11 +121,14 @@ class DisagreementObjective {
     return "reference says " + std::to_string(argmax(out.reference.row(row))) + ", candidate says " +
            std::to_string(argmax(out.candidate.row(row)));
   }
-  /// The tie margin.
+  /// The absolute tie margin.
   float min_margin() const { return min_margin_; }
+  /// The tie margin in float16 ulps.
+  float half_ulps() const { return half_ulps_; }
 
  private:
   float min_margin_;
+  float half_ulps_;
 };
 
 /// A hit when any of the objectives fires; describe() names the first that fired.

@@ -2,11 +2,13 @@
 #pragma once
 
 #include "../detail/config.hpp"
+#include "../detail/half_kernel.hpp"
 #include "../rng.hpp"
 
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace nnfuzz {
@@ -28,6 +30,7 @@ struct MlpTrace {
   Matrix input;             ///< the input, converted to Scalar
   std::vector<Matrix> pre;  ///< pre[l]: layer l's sums (pre-activation); the last is the logits
   std::vector<Matrix> post; ///< post[l]: ReLU(pre[l]) for hidden layers (none for the last)
+  std::vector<RowMatrix> scratch;  ///< working buffers of the float16 kernel (unused for float)
   /// The logits (the last layer's pre-activation).
   const Matrix& logits() const { return pre.back(); }
 };
@@ -51,11 +54,13 @@ inline const char* to_string(Precision p) {
 
 /// A multilayer perceptron: ReLU hidden layers, linear logits, evaluated a batch at a time.
 ///
-/// `Scalar` is float or Eigen::half. With Eigen::half every multiply-add is rounded to half
-/// (Eigen's half products convert each operation to float and back), which is what TensorFuzz's
-/// float16 TensorFlow model computed. `half_storage()` gives the other float16 semantics:
-/// float arithmetic on half-rounded weights and activations. Make Eigen::half fast on GCC by
-/// including nnfuzz before Eigen on an F16C target (-mf16c or -march=native): see config.hpp.
+/// `Scalar` is float or Eigen::half. With Eigen::half every product and every partial sum is
+/// rounded to float16, in a fixed order per output (detail::half_arithmetic_dense): what
+/// TensorFuzz's float16 TensorFlow model computed, and independent of the batch a row is in
+/// (Eigen's own blocked half GEMM is not: its summation order changes with the batch size, so a
+/// disagreement found in a batch of 100 may vanish when the input is run alone).
+/// `half_storage()` gives the other float16 semantics: float arithmetic on half-rounded weights
+/// and activations. Compile with F16C (-mf16c or -march=native) for speed.
 template <typename Scalar>
 class Mlp {
  public:
@@ -117,6 +122,10 @@ class Mlp {
     trace.post.resize(n - 1);
     trace.input = x.template cast<Scalar>();
     round(trace.input);
+    if constexpr (std::is_same<Scalar, Eigen::half>::value) {
+      forward_half(trace);
+      return;
+    }
     for (std::size_t l = 0; l < n; ++l) {
       const Matrix& in = l == 0 ? trace.input : trace.post[l - 1];
       Matrix& z = trace.pre[l];
@@ -191,6 +200,28 @@ class Mlp {
   }
 
  private:
+  // float16 arithmetic through the batch-invariant kernel; buffers hold float16 values as float.
+  void forward_half(Trace& trace) const {
+    const std::size_t n = layers_.size();
+    trace.scratch.resize(2 * n + 2);
+    RowMatrix& b = trace.scratch[2 * n + 1];
+    RowMatrix& in0 = trace.scratch[2 * n];
+    in0 = trace.input.template cast<float>();
+    for (std::size_t l = 0; l < n; ++l) {
+      RowMatrix& w = trace.scratch[2 * l];
+      RowMatrix& z = trace.scratch[2 * l + 1];
+      w = layers_[l].weights.template cast<float>();
+      b = layers_[l].bias.template cast<float>();
+      const RowMatrix& in = l == 0 ? in0 : trace.scratch[2 * l - 1];
+      z.resize(in.rows(), w.cols());
+      detail::half_arithmetic_dense(in.data(), in.rows(), in.cols(), w.data(), w.cols(), b.data(), z.data());
+      trace.pre[l] = z.template cast<Scalar>();
+      if (l + 1 < n) {
+        z = z.cwiseMax(0.0f);  // ReLU is exact in float16
+        trace.post[l] = z.template cast<Scalar>();
+      }
+    }
+  }
   void round(Matrix& m) const {
     if (round_to_half_) m = m.template cast<Eigen::half>().template cast<Scalar>();
   }
