@@ -68,7 +68,9 @@ struct Recipe {
   float init_scale = 0.25f;
 };
 
-inline Recipe recipe(const std::string& name) {
+/// The recipe called `name`; `steps` > 0 overrides its training steps (the model file name then
+/// says so, so that a shortened model never masquerades as the recipe's).
+inline Recipe recipe(const std::string& name, Index steps = 0) {
   Recipe r;
   r.name = name;
   r.train.batch_size = 100;
@@ -93,6 +95,10 @@ inline Recipe recipe(const std::string& name) {
     r.train.steps = 8000;
   } else {
     throw std::invalid_argument("--recipe must be tf-nan, tf-quant or adam, got '" + name + "'");
+  }
+  if (steps > 0) {
+    r.train.steps = steps;
+    r.name += "-" + std::to_string(steps) + "steps";
   }
   return r;
 }

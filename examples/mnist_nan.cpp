@@ -31,6 +31,7 @@ struct Settings {
   float sigma_range = 1.0f;
   float threshold = std::sqrt(0.5f);
   bool progress = false;
+  Index train_steps = 0;
 };
 
 struct RunRow {
@@ -132,6 +133,8 @@ int main(int argc, char** argv) {
   app.add_option("--backend", s.backend, "coverage index: kdtree or brute")->capture_default_str();
   app.add_option("--sampler", s.sampler, "parent sampler: recent (TensorFuzz), uniform, exp")->capture_default_str();
   app.add_flag("--progress", s.progress, "print libFuzzer-style status lines while fuzzing");
+  app.add_option("--train-steps", s.train_steps, "override the recipe's training steps (0 = recipe; for smoke tests)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     s.scale.validate();
@@ -144,7 +147,7 @@ int main(int argc, char** argv) {
     ex::fs::create_directories(s.out_dir + "/csv");
 
     const ex::Data data = ex::load_data(s.data_dir, s.scale);
-    const Mlp<float> net = ex::train_or_load(ex::recipe(s.recipe), data, s.scale, s.models_dir, std::cout);
+    const Mlp<float> net = ex::train_or_load(ex::recipe(s.recipe, s.train_steps), data, s.scale, s.models_dir, std::cout);
     const NanTarget target(net, s.coverage == "logits"          ? CoverageSignal::logits
                                 : s.coverage == "value-profile" ? CoverageSignal::value_profile
                                                                 : CoverageSignal::sum_abs_logits);

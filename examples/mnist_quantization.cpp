@@ -37,6 +37,7 @@ struct Settings {
   float threshold = std::sqrt(0.5f);
   int jobs = 0;
   int pictures = 12;
+  Index train_steps = 0;
 };
 
 enum class Verdict { none, confirmed, tie, not_reproduced };
@@ -179,6 +180,8 @@ int main(int argc, char** argv) {
   app.add_option("--backend", s.backend, "coverage index: kdtree or brute")->capture_default_str();
   app.add_option("--jobs", s.jobs, "worker threads (0 = all cores); results do not depend on it")->capture_default_str();
   app.add_option("--pictures", s.pictures, "PNGs written per configuration")->capture_default_str();
+  app.add_option("--train-steps", s.train_steps, "override the recipe's training steps (0 = recipe; for smoke tests)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     s.scale.validate();
@@ -191,7 +194,7 @@ int main(int argc, char** argv) {
     ex::fs::create_directories(s.out_dir + "/findings");
     ex::fs::create_directories(s.out_dir + "/csv");
     const ex::Data data = ex::load_data(s.data_dir, s.scale);
-    const Mlp<float> net = ex::train_or_load(ex::recipe(s.recipe), data, s.scale, s.models_dir, std::cout);
+    const Mlp<float> net = ex::train_or_load(ex::recipe(s.recipe, s.train_steps), data, s.scale, s.models_dir, std::cout);
     const auto pa = make_half_arithmetic_pair(net);
     const auto ps = make_half_storage_pair(net);
 

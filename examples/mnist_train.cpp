@@ -18,13 +18,15 @@ int main(int argc, char** argv) {
   app.add_option("--models", models_dir, "where trained models are cached")->capture_default_str();
   app.add_option("--scale", scale.name, "pixel scale: 01 = [0,1], pm1 = [-1,1] (TensorFuzz)")->capture_default_str();
   app.add_option("--recipes", recipes, "recipes to train: tf-nan, tf-quant, adam")->delimiter(',')->capture_default_str();
+  nnfuzz::Index steps = 0;
+  app.add_option("--train-steps", steps, "override the recipes' training steps (0 = recipe; for smoke tests)")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     scale.validate();
     const ex::Data data = ex::load_data(data_dir, scale);
     std::cout << "data " << data.name << ": " << data.train.images.rows() << " train, " << data.test.images.rows()
               << " test images\n";
-    for (const auto& name : recipes) ex::train_or_load(ex::recipe(name), data, scale, models_dir, std::cout);
+    for (const auto& name : recipes) ex::train_or_load(ex::recipe(name, steps), data, scale, models_dir, std::cout);
   } catch (const std::exception& e) {
     std::cerr << "mnist_train: " << e.what() << "\n";
     return 1;

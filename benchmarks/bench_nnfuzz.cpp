@@ -1,0 +1,190 @@
+// nnfuzz benchmarks (Google Benchmark): the forward-pass limit, the whole fuzz loop against it,
+// coverage cost as the corpus grows, and mutation throughput. items/s = inputs (or vectors,
+// or mutants) per second. Run all: scripts/bench.sh (writes JSON).
+#include <nnfuzz/nnfuzz.hpp>
+#include <nnfuzz/models/mlp.hpp>
+#include <nnfuzz/models/targets.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <random>
+
+namespace {
+
+using namespace nnfuzz;
+
+Mlp<float> mnist_mlp() {
+  Mlp<float> net({784, 200, 100, 10});
+  net.init_truncated_normal(0, 1);  // He init: logits of a realistic scale
+  return net;
+}
+RowMatrix random_inputs(Index n, std::uint64_t seed) {
+  RowMatrix x(n, 784);
+  Rng rng(seed);
+  rng.fill_uniform(x.data(), x.size(), 0, 1);
+  return x;
+}
+
+// --- The limit: the forward pass alone -----------------------------------------------------
+template <typename Net>
+void forward(benchmark::State& state, const Net& net) {
+  const RowMatrix x = random_inputs(state.range(0), 2);
+  typename Net::Trace t;
+  for (auto _ : state) {
+    net.forward(x, t);
+    benchmark::DoNotOptimize(t.pre.back().data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+void BM_Forward_Float(benchmark::State& s) { forward(s, mnist_mlp()); }
+void BM_Forward_HalfArithmetic(benchmark::State& s) { forward(s, mnist_mlp().half_arithmetic()); }
+void BM_Forward_HalfStorage(benchmark::State& s) { forward(s, mnist_mlp().half_storage()); }
+void BM_Forward_FloatPlusHalfArithmetic(benchmark::State& state) {  // the pair target's model work
+  const Mlp<float> f = mnist_mlp();
+  const Mlp<Eigen::half> h = f.half_arithmetic();
+  const RowMatrix x = random_inputs(state.range(0), 2);
+  Mlp<float>::Trace tf;
+  Mlp<Eigen::half>::Trace th;
+  for (auto _ : state) {
+    f.forward(x, tf);
+    h.forward(x, th);
+    benchmark::DoNotOptimize(th.pre.back().data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_Forward_Float)->Arg(1)->Arg(16)->Arg(64)->Arg(100)->Arg(256);
+BENCHMARK(BM_Forward_HalfArithmetic)->Arg(1)->Arg(16)->Arg(64)->Arg(100)->Arg(256);
+BENCHMARK(BM_Forward_HalfStorage)->Arg(100);
+BENCHMARK(BM_Forward_FloatPlusHalfArithmetic)->Arg(100);
+
+// --- The loop: whole fuzz iterations -------------------------------------------------------
+// Each benchmark iteration is one run() of 20,000 executions from 10 seeds.
+template <typename Target, typename Coverage, typename Objective>
+void loop(benchmark::State& state, Target target, Coverage coverage, Objective objective) {
+  FuzzOptions o;
+  o.batch_size = state.range(0);
+  o.max_executions = 20000;
+  o.max_findings = 0;
+  o.seed = 1;
+  auto fuzzer = make_fuzzer(std::move(target), RecentSampler(), GaussianMutator(0.1f), std::move(coverage),
+                            std::move(objective), o);
+  const RowMatrix seeds = random_inputs(10, 3);
+  std::uint64_t executions = 0;
+  Index corpus = 0;
+  for (auto _ : state) {
+    const FuzzResult r = fuzzer.run(seeds);
+    executions += r.stats.executions;
+    corpus = r.stats.corpus_size;
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(executions));
+  state.counters["corpus"] = static_cast<double>(corpus);
+}
+void BM_Loop_Nan_KdTree(benchmark::State& s) {
+  loop(s, NanTarget(mnist_mlp()), KdTreeCoverage(0.707f), NonFiniteObjective());
+}
+void BM_Loop_Nan_BruteForce(benchmark::State& s) {
+  loop(s, NanTarget(mnist_mlp()), BruteForceCoverage(0.707f), NonFiniteObjective());
+}
+void BM_Loop_Nan_NoCoverage(benchmark::State& s) { loop(s, NanTarget(mnist_mlp()), NoCoverage(), NonFiniteObjective()); }
+void BM_Loop_Pair_KdTree(benchmark::State& s) {
+  loop(s, make_half_arithmetic_pair(mnist_mlp()), KdTreeCoverage(0.707f), DisagreementObjective(0, 1));
+}
+void BM_Loop_Pair_NoCoverage(benchmark::State& s) {
+  loop(s, make_half_arithmetic_pair(mnist_mlp()), NoCoverage(), DisagreementObjective(0, 1));
+}
+BENCHMARK(BM_Loop_Nan_KdTree)->Arg(16)->Arg(100)->Arg(256)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Loop_Nan_BruteForce)->Arg(100)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Loop_Nan_NoCoverage)->Arg(16)->Arg(100)->Arg(256)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Loop_Pair_KdTree)->Arg(100)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Loop_Pair_NoCoverage)->Arg(100)->Unit(benchmark::kMillisecond);
+
+// --- Coverage scaling: novelty check + insert per vector at a given corpus size ------------
+// Points: uniform in a cube (random) or around 20 centres (clustered). The corpus is pre-filled
+// to N stored vectors; each timed step observes a batch of 100 fresh vectors. The worst single
+// observe() (one batch) is reported as max_batch_ms.
+template <typename Coverage>
+void coverage_scaling(benchmark::State& state, Coverage cov, bool clustered) {
+  const Index n = state.range(0), dim = state.range(1);
+  Rng rng(5);
+  RowMatrix centres(20, dim);
+  rng.fill_uniform(centres.data(), centres.size(), -50, 50);
+  auto fill = [&](RowMatrix& m) {
+    if (clustered) {
+      rng.fill_normal(m.data(), m.size());
+      for (Index r = 0; r < m.rows(); ++r) m.row(r) = m.row(r) * 3.0f + centres.row(rng.uniform_index(20));
+    } else {
+      rng.fill_uniform(m.data(), m.size(), -50, 50);
+    }
+  };
+  cov.reset(dim);
+  Mask is_new;
+  RowMatrix batch(1000, dim);
+  while (cov.size() < n) {  // threshold small enough that nearly every vector is new
+    fill(batch);
+    cov.observe(batch, is_new);
+  }
+  RowMatrix q(100, dim);
+  double worst = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    fill(q);
+    state.ResumeTiming();
+    const auto t0 = std::chrono::steady_clock::now();
+    cov.observe(q, is_new);
+    worst = std::max(worst, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  state.SetItemsProcessed(state.iterations() * 100);
+  state.counters["max_batch_ms"] = worst;
+  state.counters["stored"] = static_cast<double>(cov.size());
+}
+void BM_Coverage_KdTree_Random(benchmark::State& s) { coverage_scaling(s, KdTreeCoverage(1e-3f), false); }
+void BM_Coverage_KdTree_Clustered(benchmark::State& s) { coverage_scaling(s, KdTreeCoverage(1e-3f), true); }
+void BM_Coverage_BruteForce_Random(benchmark::State& s) { coverage_scaling(s, BruteForceCoverage(1e-3f), false); }
+void BM_Coverage_BruteForce_Clustered(benchmark::State& s) { coverage_scaling(s, BruteForceCoverage(1e-3f), true); }
+void coverage_args(benchmark::internal::Benchmark* b) {
+  for (Index dim : {10, 100})
+    for (Index n : {1000, 10000, 100000}) b->Args({n, dim});
+  b->Unit(benchmark::kMicrosecond);
+}
+BENCHMARK(BM_Coverage_KdTree_Random)->Apply(coverage_args);
+BENCHMARK(BM_Coverage_KdTree_Clustered)->Apply(coverage_args);
+BENCHMARK(BM_Coverage_BruteForce_Random)->Apply(coverage_args);
+BENCHMARK(BM_Coverage_BruteForce_Clustered)->Apply(coverage_args);
+
+// --- Mutation ------------------------------------------------------------------------------
+template <typename Mutator>
+void mutation(benchmark::State& state, Mutator m) {
+  Rng rng(7);
+  const RowVector parent = random_inputs(1, 8);
+  RowMatrix batch(100, 784);
+  for (auto _ : state) {
+    m.mutate(parent, parent, batch, rng);
+    benchmark::DoNotOptimize(batch.data());
+  }
+  state.SetItemsProcessed(state.iterations() * 100);
+}
+void BM_Mutate_Gaussian(benchmark::State& s) { mutation(s, GaussianMutator(0.1f)); }
+void BM_Mutate_GaussianLinfBall(benchmark::State& s) { mutation(s, GaussianMutator(0.1f, MutationBounds{0, 1, 0.2f})); }
+void BM_Mutate_Uniform(benchmark::State& s) { mutation(s, UniformMutator(0.1f)); }
+// Baseline: std::normal_distribution over std::mt19937, the textbook way.
+void BM_Mutate_StdNormalBaseline(benchmark::State& state) {
+  std::mt19937 gen(7);
+  std::normal_distribution<float> normal(0.0f, 0.1f);
+  const RowVector parent = random_inputs(1, 8);
+  RowMatrix batch(100, 784);
+  for (auto _ : state) {
+    for (Index r = 0; r < 100; ++r)
+      for (Index c = 0; c < 784; ++c) batch(r, c) = std::min(1.0f, std::max(0.0f, parent(c) + normal(gen)));
+    benchmark::DoNotOptimize(batch.data());
+  }
+  state.SetItemsProcessed(state.iterations() * 100);
+}
+BENCHMARK(BM_Mutate_Gaussian);
+BENCHMARK(BM_Mutate_GaussianLinfBall);
+BENCHMARK(BM_Mutate_Uniform);
+BENCHMARK(BM_Mutate_StdNormalBaseline);
+
+}  // namespace
+
+BENCHMARK_MAIN();

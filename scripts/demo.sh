@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The main demo: installs what is missing, fetches the MNIST digits, builds, trains (or loads)
+# the models, then runs both TensorFuzz experiments with a short budget and prints their tables.
+#   scripts/demo.sh            (outputs under out/demo/)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "${root}"
+build="${BUILD_DIR:-build}"
+
+scripts/setup.sh
+tools/fetch_mnist.sh data/mnist
+cmake -S . -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
+cmake --build "${build}" -j "$(nproc)" --target 01_planted_bug mnist_train mnist_nan mnist_quantization
+
+echo
+echo "=== 1. A planted bug: CGF finds it, random search does not"
+"${build}/examples/01_planted_bug" | tail -n 3
+
+echo
+echo "=== 2. MNIST models (trained once, then loaded from out/models)"
+"${build}/examples/mnist_train" --data data/mnist --scale pm1 --recipes tf-nan
+"${build}/examples/mnist_train" --data data/mnist --scale 01 --recipes tf-quant
+
+echo
+echo "=== 3. NaN hunt: 5 runs x 200,000 executions, CGF vs random search (TensorFuzz's settings, multi-scale noise)"
+"${build}/examples/mnist_nan" --data data/mnist --out out/demo/mnist_nan --runs 5 --sigma-range 4
+
+echo
+echo "=== 4. float32 vs float16 disagreements: 30 test images x 10,000 executions, radius 0.4"
+"${build}/examples/mnist_quantization" --data data/mnist --out out/demo/mnist_quantization --seeds 30 --eps 0.4 \
+  --twins half-arithmetic
+
+echo
+echo "demo: pictures of every finding are in out/demo/mnist_nan/findings and out/demo/mnist_quantization/findings,"
+echo "      plots in out/demo/mnist_nan/corpus_growth.png and out/demo/mnist_quantization/found_vs_executions.png"

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Reproduces every table of the README's "Results" section (about 15 minutes on 2 cores).
+# Each command's output goes to out/results/<name>.txt.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "${root}"
+b="${BUILD_DIR:-build}/examples"
+fashion=/usr/share/datasets/fashion-mnist
+mkdir -p out/results
+run() {
+  local name="$1"; shift
+  echo "== ${name}: $*"
+  "$@" > "out/results/${name}.txt"
+  grep -E '^summary|^half-|test accuracy|disagreements' "out/results/${name}.txt" || true
+}
+run train-mnist-pm1 "${b}/mnist_train" --data data/mnist --scale pm1
+run train-mnist-01 "${b}/mnist_train" --data data/mnist --scale 01
+run train-fashion-01 "${b}/mnist_train" --data "${fashion}" --scale 01
+run train-fashion-pm1 "${b}/mnist_train" --data "${fashion}" --scale pm1 --recipes tf-nan
+
+# NaN hunt: TensorFuzz's settings first, then multi-scale noise.
+run nan-mnist-tf-pm1 "${b}/mnist_nan" --data data/mnist --out out/results/nan-mnist-tf-pm1
+run nan-mnist-tf-01 "${b}/mnist_nan" --data data/mnist --out out/results/nan-mnist-tf-01 --scale 01 --sigma 0.1
+run nan-mnist-ms-pm1 "${b}/mnist_nan" --data data/mnist --out out/results/nan-mnist-ms-pm1 --sigma-range 4
+run nan-mnist-ms-01 "${b}/mnist_nan" --data data/mnist --out out/results/nan-mnist-ms-01 --scale 01 --sigma 0.1 --sigma-range 4
+run nan-mnist-adam-ms-pm1 "${b}/mnist_nan" --data data/mnist --out out/results/nan-mnist-adam-ms-pm1 --recipe adam --sigma-range 4
+run nan-fashion-tf-pm1 "${b}/mnist_nan" --data "${fashion}" --out out/results/nan-fashion-tf-pm1
+run nan-fashion-ms-pm1 "${b}/mnist_nan" --data "${fashion}" --out out/results/nan-fashion-ms-pm1 --sigma-range 4
+
+# float32 vs float16: 100 test seeds x 10,000 executions, radius 0.2 and 0.4 on [0,1] pixels.
+run quant-mnist-tf "${b}/mnist_quantization" --data data/mnist --out out/results/quant-mnist-tf
+run quant-mnist-adam "${b}/mnist_quantization" --data data/mnist --out out/results/quant-mnist-adam --recipe adam \
+  --twins half-arithmetic
+run quant-fashion-tf "${b}/mnist_quantization" --data "${fashion}" --out out/results/quant-fashion-tf --twins half-arithmetic
