@@ -4,6 +4,10 @@
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/models/mlp.hpp>
 #include <nnfuzz/models/targets.hpp>
+#include <nnfuzz/parallel.hpp>
+
+#include <fstream>
+#include <string>
 
 #include <benchmark/benchmark.h>
 
@@ -93,6 +97,21 @@ void BM_Loop_Pair_KdTree(benchmark::State& s) {
 void BM_Loop_Pair_NoCoverage(benchmark::State& s) {
   loop(s, make_half_arithmetic_pair(mnist_mlp()), NoCoverage(), DisagreementObjective(0, 1));
 }
+// Both cores: run_parallel with independent workers, vs one worker (Arg = workers).
+void BM_Loop_Nan_Parallel(benchmark::State& state) {
+  FuzzOptions o;
+  o.batch_size = 100;
+  o.max_executions = 40000;
+  o.max_findings = 0;
+  o.seed = 1;
+  auto fuzzer = make_fuzzer(NanTarget(mnist_mlp()), RecentSampler(), GaussianMutator(0.1f), KdTreeCoverage(0.707f),
+                            NonFiniteObjective(), o);
+  const RowMatrix seeds = random_inputs(10, 3);
+  std::uint64_t executions = 0;
+  for (auto _ : state) executions += run_parallel(fuzzer, seeds, static_cast<int>(state.range(0))).stats.executions;
+  state.SetItemsProcessed(static_cast<std::int64_t>(executions));
+}
+BENCHMARK(BM_Loop_Nan_Parallel)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Loop_Nan_KdTree)->Arg(16)->Arg(100)->Arg(256)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Loop_Nan_BruteForce)->Arg(100)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Loop_Nan_NoCoverage)->Arg(16)->Arg(100)->Arg(256)->Unit(benchmark::kMillisecond);
@@ -100,9 +119,11 @@ BENCHMARK(BM_Loop_Pair_KdTree)->Arg(100)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Loop_Pair_NoCoverage)->Arg(100)->Unit(benchmark::kMillisecond);
 
 // --- Coverage scaling: novelty check + insert per vector at a given corpus size ------------
-// Points: uniform in a cube (random) or around 20 centres (clustered). The corpus is pre-filled
-// to N stored vectors; each timed step observes a batch of 100 fresh vectors. The worst single
-// observe() (one batch) is reported as max_batch_ms.
+// Points: uniform in a cube (random) or around 20 centres (clustered), with a radius small enough
+// that nearly every vector is new (so each costs a query and an insert). The index is pre-filled
+// to N vectors; then a fixed number of batches of 100 fresh vectors is timed (N/1000 batches,
+// at least 5: the corpus grows by at most 10% during the measurement). max_batch_ms is the
+// slowest single batch (nanoflann's dynamic index merges sub-trees: spikes).
 template <typename Coverage>
 void coverage_scaling(benchmark::State& state, Coverage cov, bool clustered) {
   const Index n = state.range(0), dim = state.range(1);
@@ -120,9 +141,12 @@ void coverage_scaling(benchmark::State& state, Coverage cov, bool clustered) {
   cov.reset(dim);
   Mask is_new;
   RowMatrix batch(1000, dim);
-  while (cov.size() < n) {  // threshold small enough that nearly every vector is new
+  double worst_fill = 0;  // slowest batch of 1000 inserts while filling (merge spikes)
+  while (cov.size() < n) {
     fill(batch);
-    cov.observe(batch, is_new);
+    const auto t0 = std::chrono::steady_clock::now();
+    cov.observe(batch.topRows(std::min<Index>(1000, n - cov.size())), is_new);
+    worst_fill = std::max(worst_fill, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   RowMatrix q(100, dim);
   double worst = 0;
@@ -136,21 +160,59 @@ void coverage_scaling(benchmark::State& state, Coverage cov, bool clustered) {
   }
   state.SetItemsProcessed(state.iterations() * 100);
   state.counters["max_batch_ms"] = worst;
+  state.counters["max_fill_ms"] = worst_fill;
   state.counters["stored"] = static_cast<double>(cov.size());
 }
 void BM_Coverage_KdTree_Random(benchmark::State& s) { coverage_scaling(s, KdTreeCoverage(1e-3f), false); }
 void BM_Coverage_KdTree_Clustered(benchmark::State& s) { coverage_scaling(s, KdTreeCoverage(1e-3f), true); }
 void BM_Coverage_BruteForce_Random(benchmark::State& s) { coverage_scaling(s, BruteForceCoverage(1e-3f), false); }
 void BM_Coverage_BruteForce_Clustered(benchmark::State& s) { coverage_scaling(s, BruteForceCoverage(1e-3f), true); }
-void coverage_args(benchmark::internal::Benchmark* b) {
-  for (Index dim : {10, 100})
-    for (Index n : {1000, 10000, 100000}) b->Args({n, dim});
+void BM_Coverage_Auto_Clustered(benchmark::State& s) { coverage_scaling(s, AutoCoverage(1e-3f), true); }
+void coverage_args(benchmark::internal::Benchmark* b, bool big) {
+  for (Index dim : {10, 100, 200})
+    for (Index n : {1000, 10000, 100000, 1000000}) {
+      if (n == 1000000 && !(big && dim == 10)) continue;  // 10^6: the KD-tree on logits only
+      if (n == 100000 && dim == 200) continue;
+      b->Args({n, dim})->Iterations(std::max<Index>(5, n / 1000));
+    }
   b->Unit(benchmark::kMicrosecond);
 }
-BENCHMARK(BM_Coverage_KdTree_Random)->Apply(coverage_args);
-BENCHMARK(BM_Coverage_KdTree_Clustered)->Apply(coverage_args);
-BENCHMARK(BM_Coverage_BruteForce_Random)->Apply(coverage_args);
-BENCHMARK(BM_Coverage_BruteForce_Clustered)->Apply(coverage_args);
+BENCHMARK(BM_Coverage_KdTree_Random)->Apply([](auto* b) { coverage_args(b, true); });
+BENCHMARK(BM_Coverage_KdTree_Clustered)->Apply([](auto* b) { coverage_args(b, true); });
+BENCHMARK(BM_Coverage_BruteForce_Random)->Apply([](auto* b) { coverage_args(b, false); });
+BENCHMARK(BM_Coverage_BruteForce_Clustered)->Apply([](auto* b) { coverage_args(b, false); });
+BENCHMARK(BM_Coverage_Auto_Clustered)->Apply([](auto* b) { coverage_args(b, false); });
+
+// --- Corpus memory: resident bytes of 10^6 MNIST inputs with 10-d coverage vectors ----------
+long resident_kib() {
+  std::ifstream in("/proc/self/status");
+  std::string key;
+  long value = 0;
+  while (in >> key) {
+    if (key == "VmRSS:") {
+      in >> value;
+      return value;
+    }
+    in.ignore(1 << 20, '\n');
+  }
+  return 0;
+}
+void BM_CorpusMemory(benchmark::State& state) {
+  const Index n = state.range(0);
+  for (auto _ : state) {
+    const long before = resident_kib();
+    Corpus c(784, 10);
+    c.reserve(n);
+    RowVector in = RowVector::Constant(784, 0.5f), cov = RowVector::Constant(10, 1.0f);
+    for (Index i = 0; i < n; ++i) c.add(in.data(), cov.data(), i - 1, 0, 1, static_cast<std::uint64_t>(i));
+    const double rss = 1024.0 * static_cast<double>(resident_kib() - before);
+    const double raw = static_cast<double>(n) * (784 + 10) * sizeof(float);
+    state.counters["resident_MB"] = rss / 1e6;
+    state.counters["raw_MB"] = raw / 1e6;
+    state.counters["ratio"] = rss / raw;
+  }
+}
+BENCHMARK(BM_CorpusMemory)->Arg(1000000)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 // --- Mutation ------------------------------------------------------------------------------
 template <typename Mutator>

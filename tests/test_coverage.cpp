@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <nnfuzz/coverage/auto.hpp>
 #include <nnfuzz/coverage/brute_force.hpp>
 #include <nnfuzz/coverage/kd_tree.hpp>
 #include <nnfuzz/coverage/no_coverage.hpp>
@@ -82,4 +83,49 @@ TEST_CASE("NoCoverage: nothing is ever new", "[coverage]") {
 TEST_CASE("coverage_threshold_from_squared converts TensorFuzz's squared threshold", "[coverage]") {
   CHECK(coverage_threshold_from_squared(0.5f) == Approx(0.70710678f));
   REQUIRE_THROWS_WITH(coverage_threshold_from_squared(-1), Catch::Contains("coverage_threshold_from_squared()"));
+}
+
+TEST_CASE("AutoCoverage switches to the KD-tree and keeps every decision", "[coverage]") {
+  Rng rng(17);
+  AutoCoverage automatic(0.5f, 500);
+  BruteForceCoverage exact(0.5f);
+  automatic.reset(4);
+  exact.reset(4);
+  Mask a, b;
+  RowMatrix batch(100, 4);
+  Index disagreements = 0;
+  for (int it = 0; it < 200; ++it) {
+    rng.fill_uniform(batch.data(), batch.size(), -10, 10);
+    automatic.observe(batch, a);
+    exact.observe(batch, b);
+    disagreements += (a != b).count();
+  }
+  CHECK(disagreements == 0);
+  CHECK(automatic.using_kd_tree());
+  CHECK(automatic.size() == exact.size());
+  AutoCoverage wide(0.5f, 10, 16);  // 16 dimensions and more stay on brute force
+  wide.reset(32);
+  RowMatrix w(100, 32);
+  rng.fill_uniform(w.data(), w.size(), -10, 10);
+  wide.observe(w, a);
+  wide.observe(w, a);
+  CHECK_FALSE(wide.using_kd_tree());
+}
+
+TEST_CASE("KdTreeCoverage copies are deep and independent", "[coverage]") {
+  KdTreeCoverage a(1.0f);
+  a.reset(2);
+  Mask m;
+  RowMatrix p(2, 2);
+  p << 0, 0, 5, 5;
+  a.observe(p, m);
+  KdTreeCoverage b = a;
+  RowMatrix q(1, 2);
+  q << 10, 10;
+  b.observe(q, m);
+  CHECK(m(0));
+  CHECK(b.size() == 3);
+  CHECK(a.size() == 2);
+  a.observe(p, m);  // the original still knows its vectors
+  CHECK(m.count() == 0);
 }

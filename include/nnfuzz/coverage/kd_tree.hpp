@@ -65,6 +65,23 @@ class KdTreeCoverage {
     if (leaf_size < 1) detail::fail("KdTreeCoverage(): option 'leaf_size' must be >= 1, got ", leaf_size);
   }
 
+  KdTreeCoverage(KdTreeCoverage&&) noexcept = default;
+  KdTreeCoverage& operator=(KdTreeCoverage&&) noexcept = default;
+  /// Deep copy: the same vectors, in a freshly built index (nanoflann's cannot be copied).
+  KdTreeCoverage(const KdTreeCoverage& other) : threshold_(other.threshold_), leaf_size_(other.leaf_size_) {
+    if (!other.store_) return;
+    reset(other.dim());
+    for (Index i = 0; i < other.size(); ++i) insert(other.store_->row(i));
+  }
+  /// Deep copy (see the copy constructor).
+  KdTreeCoverage& operator=(const KdTreeCoverage& other) {
+    if (this != &other) {
+      KdTreeCoverage copy(other);
+      *this = std::move(copy);
+    }
+    return *this;
+  }
+
   /// Forgets every vector; `dim` is the coverage vector length.
   void reset(Index dim) {
     if (dim < 1) detail::fail("KdTreeCoverage::reset(): coverage dimension must be >= 1, got ", dim);
@@ -85,12 +102,14 @@ class KdTreeCoverage {
       detail::FirstHitResultSet result(r2);
       if (store_->size() > 0) index_->findNeighbors(result, q, detail::NanoflannSearchParams());
       is_new(i) = !result.hit();
-      if (!result.hit()) {
-        const Index id = store_->append(q);
-        // nanoflann's range is inclusive: one call per new point.
-        index_->addPoints(static_cast<std::size_t>(id), static_cast<std::size_t>(id));
-      }
+      if (!result.hit()) insert(q);
     }
+  }
+  /// Stores a vector without the novelty check (used to rebuild an index from known-novel ones).
+  void insert(const float* v) {
+    const Index id = store_->append(v);
+    // nanoflann's range is inclusive: one call per new point.
+    index_->addPoints(static_cast<std::size_t>(id), static_cast<std::size_t>(id));
   }
   /// Vectors remembered.
   Index size() const { return store_ ? store_->size() : 0; }

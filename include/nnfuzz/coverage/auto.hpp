@@ -1,0 +1,62 @@
+// nnfuzz: AutoCoverage — brute force while it is cheaper, the KD-tree once it is not.
+#pragma once
+
+#include "brute_force.hpp"
+#include "kd_tree.hpp"
+
+namespace nnfuzz {
+
+/// Coverage policy that picks its back-end: BruteForceCoverage (batched Eigen products) for
+/// high-dimensional vectors and small corpora, KdTreeCoverage once a low-dimensional corpus grows
+/// past `switch_size` vectors. The switch moves the stored vectors into a KD-tree once (they are
+/// already pairwise novel, so no check is needed); decisions are identical either way, since
+/// both back-ends are exact.
+///
+/// Defaults come from the coverage-scaling benchmark on the 2-core reference machine (README,
+/// "Performance"): brute force is faster up to a few thousand vectors, the KD-tree (with its
+/// early-exit queries) beyond, at 10, 100 and 200 dimensions alike. Set `max_kd_dim` lower if
+/// your coverage vectors are high-dimensional and the radius is large relative to their spread,
+/// where KD-tree pruning degrades.
+class AutoCoverage {
+ public:
+  /// `threshold`: L2 radius; `switch_size`: corpus size at which a low-dimensional corpus moves
+  /// to the KD-tree; `max_kd_dim`: dimensions at or above which brute force is kept.
+  explicit AutoCoverage(float threshold, Index switch_size = 4096, Index max_kd_dim = 1024)
+      : brute_(threshold), kd_(threshold), switch_size_(switch_size), max_kd_dim_(max_kd_dim) {
+    if (switch_size < 0) detail::fail("AutoCoverage(): option 'switch_size' must be >= 0, got ", switch_size);
+  }
+  /// Forgets every vector; `dim` is the coverage vector length.
+  void reset(Index dim) {
+    brute_.reset(dim);
+    using_kd_ = false;
+    dim_ = dim;
+  }
+  /// Sets is_new(i) for each row and remembers the new ones.
+  void observe(const Eigen::Ref<const RowMatrix>& vectors, Mask& is_new) {
+    if (!using_kd_ && dim_ < max_kd_dim_ && brute_.size() >= switch_size_) {
+      kd_.reset(dim_);
+      for (Index i = 0; i < brute_.size(); ++i) kd_.insert(brute_.vector(i).data());
+      brute_.reset(dim_);  // frees the brute-force copy
+      using_kd_ = true;
+    }
+    if (using_kd_)
+      kd_.observe(vectors, is_new);
+    else
+      brute_.observe(vectors, is_new);
+  }
+  /// Vectors remembered.
+  Index size() const { return using_kd_ ? kd_.size() : brute_.size(); }
+  /// True once the KD-tree is in use.
+  bool using_kd_tree() const { return using_kd_; }
+  /// The L2 novelty radius.
+  float threshold() const { return brute_.threshold(); }
+
+ private:
+  BruteForceCoverage brute_;
+  KdTreeCoverage kd_;
+  Index switch_size_, max_kd_dim_;
+  Index dim_ = 0;
+  bool using_kd_ = false;
+};
+
+}  // namespace nnfuzz
