@@ -5,6 +5,8 @@
 //     on_batch(const FuzzStats&)                      after every batch of mutants
 //     on_new_coverage(const FuzzStats&, Index added)  after a batch that grew the corpus
 //     on_finding(const Finding&, const FuzzStats&)    for every finding
+//     on_corpus(const Corpus&, const FuzzStats&)      after the seeds, after each batch that grew
+//                                                     the corpus, and at the end (checkpoints)
 //     on_end(const FuzzStats&)                        once, at the end
 // each returning void or bool; returning true stops the run (ensmallen's convention).
 #pragma once

@@ -53,6 +53,7 @@ struct FuzzStats {
   Index findings = 0;            ///< findings collected
   std::uint64_t last_new_coverage_execution = 0;  ///< execution count at the last new coverage
   double seconds_since_new_coverage = 0;  ///< wall time since the last new coverage
+  bool finished = false;  ///< true in the final on_corpus / on_end calls of a run
 };
 
 /// What run() returns: the findings and the final counters.
@@ -85,6 +86,7 @@ NNFUZZ_HOOK(on_batch, (std::declval<const FuzzStats&>()), )
 NNFUZZ_HOOK(on_new_coverage, (std::declval<const FuzzStats&>(), Index{0}), )
 NNFUZZ_HOOK(on_finding, (std::declval<const Finding&>(), std::declval<const FuzzStats&>()), )
 NNFUZZ_HOOK(on_end, (std::declval<const FuzzStats&>()), )
+NNFUZZ_HOOK(on_corpus, (std::declval<const Corpus&>(), std::declval<const FuzzStats&>()), )
 #undef NNFUZZ_HOOK
 }  // namespace detail
 
@@ -172,16 +174,10 @@ class Fuzzer {
     check_seeds(seeds);
     const Index b = options_.batch_size;
     const Index d = seeds.cols();
-    rng_.seed(options_.seed);
+    start_session();
     FuzzResult result;
     FuzzStats& st = result.stats;
     st.seeds = seeds.rows();
-    start_ = Clock::now();
-    last_new_ = start_;
-    batch_.resize(b, d);
-    hits_.resize(b);
-    is_new_.resize(b);
-    bool stop = false;
 
     // Seeds: evaluated in batches, all kept.
     for (Index first = 0; first < seeds.rows(); first += b) {  // every seed joins, whatever stops
@@ -199,51 +195,51 @@ class Fuzzer {
       for (Index r = 0; r < n; ++r) {
         ++st.executions;
         corpus_.add(rows.row(r).data(), cov.row(r).data(), -1, first + r, 0, 0);
-        if (hits_(r)) stop = record(result, rows.row(r), first + r, -1, 0, r) || stop;
+        if (hits_(r)) record(result, rows.row(r), first + r, -1, 0, r);
       }
     }
-    // Callbacks start once the seeds are in (libFuzzer's INITED), then hear of seed findings.
-    update_stats(st);
-    stop = any_of_hooks([&](auto& c) { return detail::call_on_start(c, st); }, callbacks...) || stop;
-    for (const Finding& f : result.findings)
-      stop = any_of_hooks([&](auto& c) { return detail::call_on_finding(c, f, st); }, callbacks...) || stop;
+    loop(result, 0, callbacks...);
+    return result;
+  }
 
-    // The loop.
-    while (!stop && !budget_spent(st)) {
-      const Index parent = sampler_.pick(corpus_, rng_);
-      NNFUZZ_ASSERT(parent >= 0 && parent < corpus_.size());
-      corpus_.mark_picked(parent);
-      const CorpusEntry pe = corpus_.entry(parent);
-      // The last batch may be short so that max_executions is met exactly.
-      Index n = b;
-      if (options_.max_executions > 0) n = static_cast<Index>(std::min<std::uint64_t>(b, options_.max_executions - st.executions));
-      auto batch = batch_.topRows(n);
-      mutator_.mutate(corpus_.input(parent), corpus_.input(pe.root), batch, rng_);
-      model_.evaluate(batch, out_);
-      const auto cov = coverage_of(n);
-      detail::run_objective(objective_, batch, out_, hits_);
-      coverage_.observe(cov, is_new_);
-      Index added = 0;
-      for (Index r = 0; r < n; ++r) {
-        ++st.executions;
-        if (is_new_(r)) {
-          corpus_.add(batch.row(r).data(), cov.row(r).data(), parent, pe.root, pe.depth + 1, st.executions);
-          ++added;
-        }
-        if (hits_(r) && !stop) stop = record(result, batch.row(r), pe.root, parent, pe.depth + 1, r, callbacks...);
-      }
-      ++st.iterations;
-      update_stats(st);
-      if (added > 0) {
-        last_new_ = Clock::now();
-        st.last_new_coverage_execution = st.executions;
-        st.seconds_since_new_coverage = 0;
-        if (any_of_hooks([&](auto& c) { return detail::call_on_new_coverage(c, st, added); }, callbacks...)) stop = true;
-      }
-      if (any_of_hooks([&](auto& c) { return detail::call_on_batch(c, st); }, callbacks...)) stop = true;
+  /// Continues a campaign from a saved corpus (load_corpus()): the corpus is taken over with its
+  /// lineage, the coverage is rebuilt from its vectors (in order, so it holds exactly the vectors
+  /// it held), and the loop goes on with this fuzzer's options — its budgets count the executions
+  /// of this session, numbered on from the corpus' last one. The RNG starts from
+  /// options().seed mixed with that execution count: one directory and one seed give one run.
+  /// Throws std::invalid_argument for an empty corpus or one whose widths do not fit the model.
+  template <typename... Callbacks>
+  FuzzResult resume(const Corpus& corpus, Callbacks&&... callbacks) {
+    if (corpus.empty()) detail::fail("Fuzzer::resume(): the corpus is empty");
+    if (corpus.input_dim() != model_.input_dim())
+      detail::fail("Fuzzer::resume(): corpus inputs have ", corpus.input_dim(), " elements, the model takes ", model_.input_dim());
+    std::uint64_t last = 0;
+    Index seeds = 0;
+    for (const CorpusEntry& e : corpus.entries()) {
+      last = std::max(last, e.execution);
+      seeds += e.parent < 0;
     }
-    update_stats(st);
-    any_of_hooks([&](auto& c) { return detail::call_on_end(c, st); }, callbacks...);
+    start_session();
+    rng_.seed(options_.seed ^ (0x9e3779b97f4a7c15ULL * (last + 1)));
+    // Check the model still produces coverage of the corpus' width, on the first element.
+    const RowMatrix probe = corpus.input(0);
+    model_.evaluate(probe, out_);
+    if (Eigen::Ref<const RowMatrix>(out_.coverage).cols() != corpus.coverage_dim())
+      detail::fail("Fuzzer::resume(): the model's coverage vectors have ", Eigen::Ref<const RowMatrix>(out_.coverage).cols(),
+                   " elements, the corpus' have ", corpus.coverage_dim());
+    corpus_ = corpus;
+    coverage_.reset(corpus.coverage_dim());
+    RowMatrix block(std::min<Index>(1024, corpus.size()), corpus.coverage_dim());
+    for (Index first = 0; first < corpus.size(); first += block.rows()) {
+      const Index n = std::min<Index>(block.rows(), corpus.size() - first);
+      for (Index i = 0; i < n; ++i) block.row(i) = corpus.coverage(first + i);
+      coverage_.observe(block.topRows(n), is_new_);
+    }
+    FuzzResult result;
+    result.stats.seeds = seeds;
+    result.stats.executions = last;
+    result.stats.last_new_coverage_execution = last;
+    loop(result, last, callbacks...);
     return result;
   }
 
@@ -289,6 +285,70 @@ class Fuzzer {
  private:
   using Clock = std::chrono::steady_clock;
 
+  void start_session() {
+    rng_.seed(options_.seed);
+    start_ = Clock::now();
+    last_new_ = start_;
+    batch_.resize(options_.batch_size, model_.input_dim());
+    hits_.resize(options_.batch_size);
+    is_new_.resize(options_.batch_size);
+  }
+
+  // The fuzz loop proper, after the corpus is in place; `offset` executions were done before.
+  template <typename... Callbacks>
+  void loop(FuzzResult& result, std::uint64_t offset, Callbacks&... callbacks) {
+    FuzzStats& st = result.stats;
+    const Index b = options_.batch_size;
+    bool stop = options_.max_findings > 0 && result.stats.findings >= options_.max_findings;
+    // Callbacks start once the seeds are in (libFuzzer's INITED), then hear of seed findings.
+    update_stats(st);
+    stop = any_of_hooks([&](auto& c) { return detail::call_on_start(c, st); }, callbacks...) || stop;
+    stop = any_of_hooks([&](auto& c) { return detail::call_on_corpus(c, corpus_, st); }, callbacks...) || stop;
+    for (const Finding& f : result.findings)
+      stop = any_of_hooks([&](auto& c) { return detail::call_on_finding(c, f, st); }, callbacks...) || stop;
+
+    // The loop.
+    while (!stop && !budget_spent(st, offset)) {
+      const Index parent = sampler_.pick(corpus_, rng_);
+      NNFUZZ_ASSERT(parent >= 0 && parent < corpus_.size());
+      corpus_.mark_picked(parent);
+      const CorpusEntry pe = corpus_.entry(parent);
+      // The last batch may be short so that max_executions is met exactly.
+      Index n = b;
+      if (options_.max_executions > 0) n = static_cast<Index>(std::min<std::uint64_t>(b, options_.max_executions - (st.executions - offset)));
+      auto batch = batch_.topRows(n);
+      mutator_.mutate(corpus_.input(parent), corpus_.input(pe.root), batch, rng_);
+      model_.evaluate(batch, out_);
+      const auto cov = coverage_of(n);
+      detail::run_objective(objective_, batch, out_, hits_);
+      coverage_.observe(cov, is_new_);
+      Index added = 0;
+      for (Index r = 0; r < n; ++r) {
+        ++st.executions;
+        if (is_new_(r)) {
+          corpus_.add(batch.row(r).data(), cov.row(r).data(), parent, pe.root, pe.depth + 1, st.executions);
+          ++added;
+        }
+        if (hits_(r) && !stop) stop = record(result, batch.row(r), pe.root, parent, pe.depth + 1, r, callbacks...);
+      }
+      ++st.iterations;
+      update_stats(st);
+      if (added > 0) {
+        last_new_ = Clock::now();
+        st.last_new_coverage_execution = st.executions;
+        st.seconds_since_new_coverage = 0;
+        if (any_of_hooks([&](auto& c) { return detail::call_on_new_coverage(c, st, added); }, callbacks...)) stop = true;
+        if (any_of_hooks([&](auto& c) { return detail::call_on_corpus(c, corpus_, st); }, callbacks...)) stop = true;
+      }
+      if (any_of_hooks([&](auto& c) { return detail::call_on_batch(c, st); }, callbacks...)) stop = true;
+    }
+    update_stats(st);
+    st.finished = true;
+    any_of_hooks([&](auto& c) { return detail::call_on_corpus(c, corpus_, st); }, callbacks...);
+    any_of_hooks([&](auto& c) { return detail::call_on_end(c, st); }, callbacks...);
+  }
+
+
   template <typename F, typename... C>
   static bool any_of_hooks(F&& f, C&... callbacks) {
     bool stop = false;
@@ -301,7 +361,7 @@ class Fuzzer {
     if (cov.rows() != n)
       detail::fail("Fuzzer::run(): the model's Output::coverage has ", cov.rows(), " rows for a batch of ", n,
                    " inputs (it must have one coverage vector per input)");
-    if (corpus_.size() > 0 && cov.cols() != corpus_.coverage_dim())
+    if (corpus_.size() > 0 && cov.cols() != corpus_.coverage_dim() && cov.rows() > 0)
       detail::fail("Fuzzer::run(): the model's coverage vectors changed width from ", corpus_.coverage_dim(), " to ",
                    cov.cols());
     return cov;
@@ -321,8 +381,8 @@ class Fuzzer {
     if constexpr (detail::has_check_seeds<Mutator>::value) mutator_.check_seeds(seeds);
   }
 
-  bool budget_spent(FuzzStats& st) {
-    if (options_.max_executions > 0 && st.executions >= options_.max_executions) return true;
+  bool budget_spent(FuzzStats& st, std::uint64_t offset) {
+    if (options_.max_executions > 0 && st.executions - offset >= options_.max_executions) return true;
     if (options_.max_iterations > 0 && st.iterations >= options_.max_iterations) return true;
     if (options_.max_seconds > 0 && seconds_since(start_) >= options_.max_seconds) return true;
     return false;

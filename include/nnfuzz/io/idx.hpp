@@ -124,7 +124,8 @@ class IdxSource {
       fail("read_idx(): file '", path, "' cannot be opened: ",
            err ? errno_text(err) : "zlib is out of memory");
     }
-    gzbuffer(gz_.get(), 128 * 1024);
+    // zlib allocates about 3x this buffer per file: size it to the file (small files are common).
+    gzbuffer(gz_.get(), file_size_ >= 0 ? static_cast<unsigned>(std::clamp<std::int64_t>(file_size_, 8192, 128 * 1024)) : 128u * 1024u);
   }
 
   /// True for a gzip file. Valid after the first read(), which looks at the magic bytes.

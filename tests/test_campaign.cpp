@@ -1,0 +1,203 @@
+#include <catch2/catch.hpp>
+#include <nnfuzz/nnfuzz.hpp>
+#include <nnfuzz/io/campaign.hpp>
+
+#include "support/planted.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+using namespace nnfuzz;
+namespace fs = std::filesystem;
+using nnfuzz_test::planted_seeds;
+using nnfuzz_test::PlantedModel;
+
+namespace {
+struct TempDir {
+  fs::path dir = fs::temp_directory_path() / ("nnfuzz_campaign_" + std::to_string(::getpid()));
+  TempDir() {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~TempDir() { fs::remove_all(dir); }
+};
+auto planted(std::uint64_t seed, std::uint64_t executions) {
+  FuzzOptions o;
+  o.batch_size = 50;
+  o.max_executions = executions;
+  o.max_findings = 0;
+  o.seed = seed;
+  return make_fuzzer(PlantedModel{}, RecentSampler(), GaussianMutator(0.05f), KdTreeCoverage(0.005f), NonFiniteObjective(), o);
+}
+// Records the findings a printer would have printed: each must already be on disk.
+struct OnDiskCheck {
+  std::string dir;
+  int checked = 0;
+  void on_finding(const Finding& f, const FuzzStats&) {
+    bool there = false;
+    for (const auto& s : load_findings(dir)) there = there || (s.finding.execution == f.execution && s.finding.input == f.input);
+    CHECK(there);
+    ++checked;
+  }
+};
+}  // namespace
+
+TEST_CASE("Campaign: findings are on disk when reported; corpus and findings load back", "[campaign]") {
+  TempDir t;
+  const std::string dir = (t.dir / "c").string();
+  auto f = planted(1, 60000);
+  CampaignSaver saver(dir, 1, 0.0);
+  OnDiskCheck check{dir};
+  const FuzzResult r = f.run(planted_seeds(), saver, check);
+  REQUIRE(r.found());
+  CHECK(check.checked == static_cast<int>(r.findings.size()));
+  const auto saved = load_findings(dir);
+  REQUIRE(saved.size() == r.findings.size());
+  for (std::size_t i = 0; i < saved.size(); ++i) {
+    CHECK(saved[i].finding.input == r.findings[i].input);
+    CHECK(saved[i].finding.what == r.findings[i].what);
+    CHECK(saved[i].run_seed == 1);
+    CHECK(f.replay(saved[i].finding.input));  // replay from the saved input: same verdict
+  }
+  const Corpus back = load_corpus(dir);
+  REQUIRE(back.size() == f.corpus().size());
+  for (Index i = 0; i < back.size(); ++i) {
+    REQUIRE(back.input(i) == f.corpus().input(i));
+    REQUIRE(back.entry(i).parent == f.corpus().entry(i).parent);
+    REQUIRE(back.entry(i).execution == f.corpus().entry(i).execution);
+  }
+  CHECK(saver.checkpoints() >= 2);
+  for (const auto& e : fs::recursive_directory_iterator(dir))  // no temporaries left behind
+    CHECK(e.path().string().find(".tmp.") == std::string::npos);
+}
+
+TEST_CASE("Campaign: resume continues from a saved corpus, reproducibly", "[campaign]") {
+  TempDir t;
+  const std::string dir = (t.dir / "c").string();
+  auto first = planted(2, 5000);
+  CampaignSaver saver(dir, 2, 0.0);
+  first.run(planted_seeds(), saver);
+  const Corpus saved = load_corpus(dir);
+  auto a = planted(2, 20000), b = planted(2, 20000);
+  const FuzzResult ra = a.resume(saved);
+  const FuzzResult rb = b.resume(load_corpus(dir));
+  std::uint64_t last = 0;
+  for (const auto& e : saved.entries()) last = std::max(last, e.execution);
+  CHECK(ra.stats.executions == last + 20000);  // numbering goes on; the budget is this session's
+  CHECK(a.corpus().size() >= saved.size());
+  REQUIRE(a.corpus().size() == b.corpus().size());
+  for (Index i = 0; i < a.corpus().size(); ++i) REQUIRE(a.corpus().input(i) == b.corpus().input(i));
+  // Lineage of the old elements is kept; new ones descend from them.
+  for (Index i = 0; i < saved.size(); ++i) CHECK(a.corpus().entry(i).parent == saved.entry(i).parent);
+  for (Index i = saved.size(); i < a.corpus().size(); ++i) CHECK(a.corpus().entry(i).execution > last);
+  // The rebuilt coverage holds exactly the corpus vectors: none of them is new to it.
+  Mask m;
+  RowMatrix vectors(saved.size(), saved.coverage_dim());
+  for (Index i = 0; i < saved.size(); ++i) vectors.row(i) = saved.coverage(i);
+  KdTreeCoverage copy = a.coverage();
+  copy.observe(vectors, m);
+  CHECK(m.count() == 0);
+  REQUIRE_THROWS_WITH(a.resume(Corpus(16, 1)), Catch::Contains("Fuzzer::resume()") && Catch::Contains("empty"));
+  REQUIRE_THROWS_WITH(a.resume(Corpus(7, 1)), Catch::Contains("Fuzzer::resume()"));
+}
+
+TEST_CASE("Campaign: malformed corpus and finding files are rejected, naming the file", "[campaign]") {
+  TempDir t;
+  const std::string dir = (t.dir / "c").string();
+  auto f = planted(1, 60000);
+  CampaignSaver saver(dir, 1, 0.0);
+  f.run(planted_seeds(), saver);
+  const std::string corpus = dir + "/corpus.bin";
+  std::ifstream in(corpus, std::ios::binary);
+  std::vector<char> bytes{std::istreambuf_iterator<char>(in), {}};
+  in.close();
+  auto write = [&](const std::vector<char>& b) { std::ofstream(corpus, std::ios::binary).write(b.data(), static_cast<std::streamsize>(b.size())); };
+  using Catch::Contains;
+  std::vector<char> b = bytes;
+  b[100] ^= 1;
+  write(b);
+  REQUIRE_THROWS_WITH(load_corpus(dir), Contains("load_corpus()") && Contains(corpus) && Contains("CRC-32"));
+  b = bytes;
+  b.resize(b.size() / 2);
+  write(b);
+  REQUIRE_THROWS_WITH(load_corpus(dir), Contains("load_corpus()") && Contains(corpus));
+  b = bytes;
+  b[0] = 'X';
+  write(b);
+  REQUIRE_THROWS_WITH(load_corpus(dir), Contains("wrong magic"));
+  REQUIRE_THROWS_WITH(load_corpus((t.dir / "missing").string()), Contains("load_corpus()") && Contains("does not exist"));
+  const auto found = load_findings(dir);
+  REQUIRE_FALSE(found.empty());
+  std::ofstream(found[0].path, std::ios::binary | std::ios::app) << "junk";
+  REQUIRE_THROWS_WITH(load_findings(dir), Contains("load_findings()") && Contains(found[0].path));
+  // An unwritable directory: a clear error, not a crash.
+  const fs::path ro = t.dir / "ro";
+  fs::create_directories(ro);
+  fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
+  if (::geteuid() != 0) {  // root ignores permissions
+    REQUIRE_THROWS_WITH(save_corpus(ro.string(), f.corpus()), Contains("save_corpus()") && Contains("cannot create"));
+  }
+  fs::permissions(ro, fs::perms::owner_all);
+}
+
+#include <csignal>
+#include <sys/wait.h>
+#include <unistd.h>
+
+TEST_CASE("Campaign: SIGKILL at random moments loses no reported finding; the directory loads and resumes", "[campaign][.slow]") {
+  TempDir t;
+  Rng pick(99);
+  int kills = 0, reported_total = 0;
+  for (int round = 0; round < 5; ++round) {
+    const std::string dir = (t.dir / ("kill" + std::to_string(round))).string();
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      // The campaign: a long run that keeps finding the planted NaN; each finding is reported
+      // on the pipe (as a printer would print it) after the saver has written it.
+      ::close(fds[0]);
+      struct Reporter {
+        int fd;
+        void on_finding(const Finding& f, const FuzzStats&) {
+          const std::string line = std::to_string(f.execution) + "\n";
+          if (::write(fd, line.data(), line.size()) < 0) std::_Exit(3);
+        }
+      } reporter{fds[1]};
+      auto f = planted(static_cast<std::uint64_t>(round + 1), 50000000);
+      CampaignSaver saver(dir, 1, 0.05);
+      f.run(planted_seeds(), saver, reporter);
+      std::_Exit(0);
+    }
+    ::close(fds[1]);
+    ::usleep(static_cast<useconds_t>(150000 + pick.uniform_index(600000)));  // 0.15 - 0.75 s
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    kills += WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+    std::string got;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
+    ::close(fds[0]);
+    std::vector<std::uint64_t> reported;
+    for (std::size_t at = 0, nl; (nl = got.find('\n', at)) != std::string::npos; at = nl + 1)
+      reported.push_back(std::stoull(got.substr(at, nl - at)));
+    reported_total += static_cast<int>(reported.size());
+    const auto saved = load_findings(dir);  // loads: no torn file
+    for (std::uint64_t e : reported) {
+      bool there = false;
+      for (const auto& s : saved) there = there || s.finding.execution == e;
+      INFO("round " << round << " reported execution " << e);
+      CHECK(there);
+    }
+    if (fs::exists(fs::path(dir) / "corpus.bin")) {
+      const Corpus c = load_corpus(dir);
+      auto resumed = planted(7, 2000);
+      CHECK(resumed.resume(c).stats.iterations > 0);
+    }
+  }
+  CHECK(kills == 5);
+  CHECK(reported_total > 0);  // the kills did land while findings were being made
+}
