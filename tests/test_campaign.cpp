@@ -4,9 +4,14 @@
 
 #include "support/planted.hpp"
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace nnfuzz;
 namespace fs = std::filesystem;
@@ -141,9 +146,6 @@ TEST_CASE("Campaign: malformed corpus and finding files are rejected, naming the
   fs::permissions(ro, fs::perms::owner_all);
 }
 
-#include <csignal>
-#include <sys/wait.h>
-#include <unistd.h>
 
 TEST_CASE("Campaign: SIGKILL at random moments loses no reported finding; the directory loads and resumes", "[campaign][.slow]") {
   TempDir t;
@@ -200,4 +202,67 @@ TEST_CASE("Campaign: SIGKILL at random moments loses no reported finding; the di
   }
   CHECK(kills == 5);
   CHECK(reported_total > 0);  // the kills did land while findings were being made
+}
+
+
+TEST_CASE("Campaign: findings group by signature with counts", "[campaign]") {
+  std::vector<Finding> f(5);
+  const char* what[] = {"non-finite in 'y'", "non-finite in 'y'", "non-finite in 'loss'", "non-finite in 'y'", "non-finite in 'y'"};
+  const Index root[] = {0, 0, 0, 1, 0};
+  for (int i = 0; i < 5; ++i) {
+    f[i].what = what[i];
+    f[i].root = root[i];
+    f[i].execution = static_cast<std::uint64_t>(100 - i);
+  }
+  const auto g = group_findings(f);
+  REQUIRE(g.size() == 3);
+  CHECK(g[0].what == "non-finite in 'y'");
+  CHECK(g[0].root == 0);
+  CHECK(g[0].count == 3);
+  CHECK(g[0].first == 4);  // the earliest execution of the group
+  CHECK(g[1].count == 1);
+  CHECK(g[2].root == 1);
+}
+
+TEST_CASE("Campaign: a full disk (file-size quota) gives a clear error, not a crash", "[campaign]") {
+  // RLIMIT_FSIZE makes writes past 8 KiB fail with EFBIG, as a full quota would; run in a child
+  // so the limit does not leak into the other tests. Works as root, unlike a read-only directory.
+  TempDir t;
+  const std::string dir = (t.dir / "full").string();
+  auto f = planted(1, 20000);
+  f.run(planted_seeds(100));  // a corpus of well over 8 KiB
+  REQUIRE(f.corpus().memory_bytes() > 2 * 8192);
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(fds[0]);
+    std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit lim{8192, 8192};
+    ::setrlimit(RLIMIT_FSIZE, &lim);
+    std::string msg = "no error";
+    try {
+      save_corpus(dir, f.corpus());
+    } catch (const std::invalid_argument& e) {
+      msg = e.what();
+    }
+    if (::write(fds[1], msg.data(), msg.size()) < 0) std::_Exit(3);
+    std::_Exit(0);
+  }
+  ::close(fds[1]);
+  std::string msg;
+  char buf[1024];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) msg.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  INFO(msg);
+  CHECK(msg.find("save_corpus(): cannot write") != std::string::npos);
+  CHECK(msg.find("File too large") != std::string::npos);
+  // Nothing half-written is left where a loader would look.
+  CHECK_FALSE(fs::exists(fs::path(dir) / "corpus.bin"));
+  for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().string().find(".tmp.") == std::string::npos);
 }

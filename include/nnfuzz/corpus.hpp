@@ -77,6 +77,8 @@ class Corpus {
   /// Reserves room for n entries' bookkeeping (rows grow in chunks anyway).
   void reserve(Index n) { entries_.reserve(static_cast<std::size_t>(n)); }
 
+  /// Sets how often element i was picked (restoring a saved corpus).
+  void set_times_picked(Index i, std::uint64_t n) { entries_[static_cast<std::size_t>(i)].times_picked = n; }
   /// Records that a sampler picked element i.
   void mark_picked(Index i) { ++entries_[static_cast<std::size_t>(i)].times_picked; }
 

@@ -104,4 +104,10 @@ class TempDir {
 constexpr std::size_t mnist_header = 5;
 constexpr std::uint8_t mnist_no_labels = 0x10;
 
+/// fuzz_campaign's input layout, shared with the seed-corpus generator:
+///   byte 0      flags: bit 0 clear: the rest is DIR/corpus.bin (load_corpus); set: the rest is
+///               DIR/findings/finding-1-0.bin (load_findings); the other bits are ignored
+///   the rest    the file
+constexpr std::uint8_t campaign_findings = 0x01;
+
 }  // namespace nnfuzz_fuzz

@@ -2,9 +2,12 @@
 //   <out>/idx/        small valid IDX files, raw and gzip, and truncated variants
 //   <out>/weights/    small valid weights files written by nnfuzz::save_mlp, and broken variants
 //   <out>/mnist_dir/  inputs of fuzz_mnist_dir (flags, images length, images, labels)
+//   <out>/campaign/   inputs of fuzz_campaign (flag byte, then a corpus.bin or a finding file
+//                     written by nnfuzz::save_corpus / save_finding, valid and broken)
 // The files are produced with the library's own writers, so the corpus follows the formats.
 //
-// Usage: make_seed_corpus <out>   (the three subdirectories are emptied first)
+// Usage: make_seed_corpus <out>   (the four subdirectories are emptied first)
+#include <nnfuzz/io/campaign.hpp>
 #include <nnfuzz/io/idx.hpp>
 #include <nnfuzz/io/weights.hpp>
 #include <nnfuzz/models/mlp.hpp>
@@ -18,6 +21,7 @@
 #include <iterator>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fuzz_support.hpp"
@@ -64,6 +68,13 @@ Bytes mnist_input(std::uint8_t flags, const Bytes& images, const Bytes& labels) 
   return out;
 }
 
+/// fuzz_campaign's input: the flag byte, then the file.
+Bytes campaign_input(std::uint8_t flags, const Bytes& file) {
+  Bytes out{flags};
+  out.insert(out.end(), file.begin(), file.end());
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -72,8 +83,9 @@ int main(int argc, char** argv) try {
     return 2;
   }
   const fs::path out = argv[1];
-  const fs::path idx = out / "idx", weights = out / "weights", mnist = out / "mnist_dir", scratch = out / "scratch";
-  for (const fs::path& d : {idx, weights, mnist, scratch}) {
+  const fs::path idx = out / "idx", weights = out / "weights", mnist = out / "mnist_dir", campaign = out / "campaign",
+                 scratch = out / "scratch";
+  for (const fs::path& d : {idx, weights, mnist, campaign, scratch}) {
     fs::remove_all(d);
     fs::create_directories(d);
   }
@@ -133,6 +145,50 @@ int main(int argc, char** argv) try {
     put(mnist / "swapped", mnist_input(0x00, labels, images));
     put(mnist / "cut_images", mnist_input(0x00, head(images, images.size() - 5), labels));
     put(mnist / "cut_labels", mnist_input(0x00, images, head(labels_gz, labels_gz.size() - 4)));
+  }
+
+  // Campaign directories: a 5-element corpus (6-float inputs, 2-float coverage; two seeds and
+  // three mutants), one finding; each valid, truncated (header, payload) and with a bad CRC.
+  {
+    nnfuzz::Corpus c(6, 2);
+    // {parent, root, depth, execution} of each element: 0 and 1 seeds, 2 <- 0, 3 <- 2, 4 <- 1.
+    const std::int64_t lineage[5][4] = {{-1, 0, 0, 0}, {-1, 1, 0, 0}, {0, 0, 1, 7}, {2, 0, 2, 19}, {1, 1, 1, 23}};
+    for (int i = 0; i < 5; ++i) {
+      float in[6], cov[2];
+      for (int k = 0; k < 6; ++k) in[k] = 0.125f * static_cast<float>(i * 6 + k) - 1.0f;
+      cov[0] = static_cast<float>(i);
+      cov[1] = -0.5f * static_cast<float>(i);
+      c.add(in, cov, lineage[i][0], lineage[i][1], lineage[i][2], static_cast<std::uint64_t>(lineage[i][3]));
+    }
+    c.mark_picked(0);
+    c.mark_picked(0);
+    c.mark_picked(2);
+    const fs::path cdir = scratch / "campaign";
+    nnfuzz::save_corpus(cdir.string(), c);
+    const Bytes corpus = slurp(cdir / "corpus.bin");
+
+    nnfuzz::Finding f;
+    f.input.resize(6);
+    for (int k = 0; k < 6; ++k) f.input[k] = 0.25f * static_cast<float>(k) - 0.5f;
+    f.root = 0;
+    f.parent = 3;
+    f.depth = 3;
+    f.execution = 42;
+    f.what = "non-finite in 'y'";
+    const Bytes finding = slurp(nnfuzz::save_finding(cdir.string(), f, 1234));
+
+    for (const auto& [stem, flags, b] :
+         {std::make_tuple("corpus", std::uint8_t{0x00}, corpus), std::make_tuple("finding", nnfuzz_fuzz::campaign_findings, finding)}) {
+      const std::string s = stem;
+      put(campaign / (s + ".bin"), campaign_input(flags, b));
+      put(campaign / (s + ".cut_header"), campaign_input(flags, head(b, 20)));
+      put(campaign / (s + ".cut_payload"), campaign_input(flags, head(b, b.size() - 7)));
+      Bytes flipped = b;
+      flipped[flipped.size() / 2] ^= 0x01;
+      put(campaign / (s + ".bad_crc"), campaign_input(flags, flipped));
+    }
+    // The right file under the wrong name: wrong magic either way.
+    put(campaign / "corpus_as_finding", campaign_input(nnfuzz_fuzz::campaign_findings, corpus));
   }
 
   fs::remove_all(scratch);

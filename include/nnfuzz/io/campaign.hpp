@@ -160,7 +160,7 @@ inline Corpus load_corpus(const std::string& dir) {
     r.floats(cov.data(), cov_dim);
     if (!in.allFinite() || !cov.allFinite()) detail::fail("load_corpus(): file '", path, "' element ", i, " holds a non-finite value");
     c.add(in.data(), cov.data(), parent, root, depth, execution);
-    for (std::uint64_t k = 0; k < picked && k < 1000000; ++k) c.mark_picked(static_cast<Index>(i));
+    c.set_times_picked(static_cast<Index>(i), picked);
   }
   return c;
 }
@@ -231,6 +231,7 @@ inline std::vector<SavedFinding> load_findings(const std::string& dir) {
     r.need(len);
     s.finding.what.assign(reinterpret_cast<const char*>(&bytes[r.pos]), len);
     r.pos += len;
+    r.need(4 * static_cast<std::size_t>(dim));  // before allocating what the file claims
     s.finding.input.resize(dim);
     r.floats(s.finding.input.data(), dim);
     if (r.pos + 4 != bytes.size()) detail::fail("load_findings(): file '", path, "' has trailing bytes");
@@ -240,6 +241,32 @@ inline std::vector<SavedFinding> load_findings(const std::string& dir) {
     return a.finding.execution < b.finding.execution;
   });
   return all;
+}
+
+/// One group of findings that share a signature: what fired (the objective's description: the
+/// first non-finite tensor, or both predicted labels) and the root seed.
+struct FindingGroup {
+  std::string what;            ///< Finding::what shared by the group
+  Index root = 0;              ///< root seed shared by the group
+  std::size_t count = 0;       ///< findings in the group
+  std::size_t first = 0;       ///< index (in the list given) of the earliest finding
+};
+
+/// Groups findings by signature (what, root seed), in order of first appearance: a campaign that
+/// hits the same bug a thousand times reports it once, with its count.
+inline std::vector<FindingGroup> group_findings(const std::vector<Finding>& findings) {
+  std::vector<FindingGroup> groups;
+  for (std::size_t i = 0; i < findings.size(); ++i) {
+    const Finding& f = findings[i];
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const FindingGroup& g) { return g.root == f.root && g.what == f.what; });
+    if (it == groups.end()) {
+      groups.push_back({f.what, f.root, 1, i});
+    } else {
+      ++it->count;
+      if (f.execution < findings[it->first].execution) it->first = i;
+    }
+  }
+  return groups;
 }
 
 /// Callback that makes a run a persistent campaign in `dir`: every finding is written
