@@ -182,3 +182,40 @@ TEST_CASE("Fuzzer: the loop allocates nothing per input", "[fuzzer]") {
   };
   CHECK(count(504) == count(50004));
 }
+
+namespace {
+// A flaky model: its NaN fires only on every other evaluate() call, so re-evaluation fails.
+struct Flaky {
+  struct Output {
+    RowMatrix coverage, y;
+    template <class F>
+    void for_each_tensor(F&& f) const {
+      f("y", y);
+    }
+  };
+  int* calls;
+  Index input_dim() const { return 2; }
+  void evaluate(const Eigen::Ref<const RowMatrix>& batch, Output& out) const {
+    out.coverage = batch.col(0);
+    out.y = RowMatrix::Zero(batch.rows(), 1);
+    if ((*calls)++ % 2 == 1) out.y(0, 0) = std::numeric_limits<float>::quiet_NaN();
+  }
+};
+}  // namespace
+
+TEST_CASE("Fuzzer: findings are re-checked; a hit that does not reproduce is dropped and counted", "[fuzzer]") {
+  int calls = 0;
+  FuzzOptions o;
+  o.batch_size = 4;
+  o.max_iterations = 10;
+  o.max_executions = 0;
+  o.max_findings = 0;
+  auto f = make_fuzzer(Flaky{&calls}, UniformSampler(), GaussianMutator(), NoCoverage(), NonFiniteObjective(), o);
+  const FuzzResult r = f.run(RowMatrix::Constant(1, 2, 0.5f));
+  CHECK(r.findings.empty());
+  CHECK(r.stats.unconfirmed > 0);
+  o.recheck_findings = false;
+  f.set_options(o);
+  calls = 0;
+  CHECK(f.run(RowMatrix::Constant(1, 2, 0.5f)).found());
+}

@@ -30,6 +30,10 @@ struct FuzzOptions {
   double max_seconds = 0;                 ///< stop after this much wall time (0 = no limit)
   Index max_findings = 1;  ///< stop after this many findings (1 = stop at the first; 0 = collect all)
   std::uint64_t seed = 0;  ///< the one seed of the run's RNG: same seed => same run, bit for bit
+  /// Re-evaluate every finding before reporting it (in a fresh batch of batch_size copies of the
+  /// input, the shape it was found in); one that does not fire again is counted in
+  /// FuzzStats::unconfirmed and dropped. Costs one extra batch per finding.
+  bool recheck_findings = true;
 };
 
 /// An input on which the objective fired.
@@ -51,6 +55,7 @@ struct FuzzStats {
   Index seeds = 0;               ///< seeds given to run()
   Index corpus_size = 0;         ///< elements in the corpus (seeds included)
   Index findings = 0;            ///< findings collected
+  Index unconfirmed = 0;         ///< hits that did not fire again when re-evaluated (dropped)
   std::uint64_t last_new_coverage_execution = 0;  ///< execution count at the last new coverage
   double seconds_since_new_coverage = 0;  ///< wall time since the last new coverage
   bool finished = false;  ///< true in the final on_corpus / on_end calls of a run
@@ -399,12 +404,26 @@ class Fuzzer {
     f.depth = depth;
     f.execution = result.stats.executions;
     f.what = detail::describe_objective(objective_, out_, row);
+    if (options_.recheck_findings && !confirm(f.input)) {
+      ++result.stats.unconfirmed;
+      return false;
+    }
     result.findings.push_back(std::move(f));
     result.stats.findings = static_cast<Index>(result.findings.size());
     bool stop = any_of_hooks([&](auto& c) { return detail::call_on_finding(c, result.findings.back(), result.stats); },
                              callbacks...);
     if (options_.max_findings > 0 && result.stats.findings >= options_.max_findings) stop = true;
     return stop;
+  }
+
+  // Re-evaluates an input in a fresh batch of copies, with a copy of the objective (whose state,
+  // such as AnyOf's record of which part fired, must stay that of the current batch).
+  bool confirm(const RowVector& input) {
+    recheck_batch_ = input.replicate(options_.batch_size, 1);
+    model_.evaluate(recheck_batch_, recheck_out_);
+    Objective objective = objective_;
+    detail::run_objective(objective, recheck_batch_, recheck_out_, recheck_hits_);
+    return recheck_hits_.size() > 0 && recheck_hits_(0);
   }
 
   void update_stats(FuzzStats& st) const {
@@ -423,8 +442,9 @@ class Fuzzer {
   FuzzOptions options_;
   Rng rng_;
   Corpus corpus_;
-  Output out_;
-  RowMatrix batch_;
+  Output out_, recheck_out_;
+  RowMatrix batch_, recheck_batch_;
+  Mask recheck_hits_;
   Mask hits_, is_new_;
   Clock::time_point start_, last_new_;
 };
