@@ -35,6 +35,14 @@ auto planted(std::uint64_t seed, std::uint64_t executions) {
   o.seed = seed;
   return make_fuzzer(PlantedModel{}, RecentSampler(), GaussianMutator(0.05f), KdTreeCoverage(0.005f), NonFiniteObjective(), o);
 }
+// Everything a child wrote on a pipe, until it closed its end.
+std::string read_all_and_close(int fd) {
+  std::string got;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  return got;
+}
 // Records the findings a printer would have printed: each must already be on disk.
 struct OnDiskCheck {
   std::string dir;
@@ -179,10 +187,7 @@ TEST_CASE("Campaign: SIGKILL at random moments loses no reported finding; the di
     int status = 0;
     ::waitpid(child, &status, 0);
     kills += WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-    std::string got;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
-    ::close(fds[0]);
+    const std::string got = read_all_and_close(fds[0]);
     std::vector<std::uint64_t> reported;
     for (std::size_t at = 0, nl; (nl = got.find('\n', at)) != std::string::npos; at = nl + 1)
       reported.push_back(std::stoull(got.substr(at, nl - at)));
@@ -251,10 +256,7 @@ TEST_CASE("Campaign: a full disk (file-size quota) gives a clear error, not a cr
     std::_Exit(0);
   }
   ::close(fds[1]);
-  std::string msg;
-  char buf[1024];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) msg.append(buf, static_cast<std::size_t>(n));
-  ::close(fds[0]);
+  const std::string msg = read_all_and_close(fds[0]);
   int status = 0;
   ::waitpid(child, &status, 0);
   CHECK(WIFEXITED(status));

@@ -353,7 +353,6 @@ class Fuzzer {
     any_of_hooks([&](auto& c) { return detail::call_on_end(c, st); }, callbacks...);
   }
 
-
   template <typename F, typename... C>
   static bool any_of_hooks(F&& f, C&... callbacks) {
     bool stop = false;
