@@ -6,6 +6,7 @@
 #include <nnfuzz/rng.hpp>
 
 #include <cmath>
+#include <limits>
 
 using namespace nnfuzz;
 
@@ -68,6 +69,47 @@ TEST_CASE("KdTreeCoverage and BruteForceCoverage agree on every novelty decision
     CHECK(fresh > 20);
     CHECK(fresh < 50000);
   }
+}
+
+TEST_CASE("KdTreeCoverage: background rebuilds change no decision", "[coverage]") {
+  // Tiny blocking limit and leaves: nearly every merge runs on the builder thread while the
+  // queries go on, and results are installed at whatever moment the thread finishes.
+  Rng rng(23);
+  for (Index limit : {Index{8}, Index{100}, std::numeric_limits<Index>::max()}) {
+    KdTreeCoverage kd(0.25f, 2, limit);
+    BruteForceCoverage bf(0.25f);
+    kd.reset(3);
+    bf.reset(3);
+    Mask a, b;
+    RowMatrix batch(64, 3);
+    Index disagreements = 0;
+    std::size_t most_trees = 0;
+    bool saw_rebuild = false;
+    for (int it = 0; it < 300; ++it) {
+      rng.fill_uniform(batch.data(), batch.size(), -4, 4);
+      kd.observe(batch, a);
+      bf.observe(batch, b);
+      disagreements += (a != b).count();
+      most_trees = std::max(most_trees, kd.tree_count());
+      saw_rebuild = saw_rebuild || kd.rebuilding();
+      if (it == 150) {  // a copy taken mid-rebuild is complete and independent
+        KdTreeCoverage copy = kd;
+        Mask c;
+        copy.observe(batch, c);
+        CHECK(c.count() == 0);
+        CHECK(copy.size() == kd.size());
+      }
+    }
+    INFO("limit " << limit << " stored " << kd.size());
+    CHECK(disagreements == 0);
+    CHECK(kd.size() == bf.size());
+    CHECK(kd.size() > 5000);
+    // Logarithmic: about log2(N / 8) trees, plus a few while a rebuild runs.
+    if (limit >= 100) CHECK(most_trees <= 24);
+    if (limit == 8) CHECK(saw_rebuild);
+    if (limit == std::numeric_limits<Index>::max()) CHECK_FALSE(saw_rebuild);
+  }
+  REQUIRE_THROWS_WITH(KdTreeCoverage(1.0f, 16, 0), Catch::Contains("max_blocking_build") && Catch::Contains("got 0"));
 }
 
 TEST_CASE("NoCoverage: nothing is ever new", "[coverage]") {

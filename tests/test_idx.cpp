@@ -348,6 +348,30 @@ TEST_CASE("read_idx rejects malformed files, naming the file and the value", "[i
     REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
                                          Contains("3 trailing bytes"));
   }
+  SECTION("bytes after the gzip stream") {
+    const std::string p = tmp.file("junk.gz");
+    write_gz(p, concat(header(0x08, {10, 10}), data100));
+    const Bytes gz = read_bytes(p);
+    for (const Bytes& junk : {Bytes{0}, Bytes{'x', 'y', 'z'}, pattern(5000)}) {
+      CAPTURE(junk.size());
+      write_bytes(p, concat(gz, junk));
+      REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
+                                           Contains(std::to_string(junk.size()) + " bytes after the end of its gzip stream"));
+    }
+    // A second gzip member is part of the stream (RFC 1952): here it adds trailing data.
+    write_bytes(p, concat(gz, gz));
+    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains("112 trailing bytes"));
+  }
+  SECTION("concatenated gzip members are one stream") {
+    const std::string a = tmp.file("part-a.gz"), p = tmp.file("two-members.gz");
+    write_gz(a, header(0x08, {10, 10}));
+    const Bytes first = read_bytes(a);
+    write_gz(a, data100);
+    write_bytes(p, concat(first, read_bytes(a)));
+    const IdxArray arr = read_idx(p);
+    CHECK(arr.dims == std::vector<std::uint32_t>{10, 10});
+    CHECK(arr.data == data100);
+  }
   SECTION("gzip of truncated IDX data") {
     const std::string p = tmp.file("trunc-inside.gz");
     write_gz(p, concat(header(0x08, {10, 20}), data100));

@@ -1,4 +1,5 @@
-// nnfuzz: KdTreeCoverage — novelty via nanoflann's incremental KD-tree.
+// nnfuzz: KdTreeCoverage — exact novelty with a forest of static KD-trees (nanoflann-built),
+// large rebuilds done on a background thread.
 #pragma once
 
 #include "../detail/config.hpp"
@@ -6,45 +7,68 @@
 #include "../detail/row_store.hpp"
 #include "threshold.hpp"
 
+#include <chrono>
+#include <future>
+#include <limits>
 #include <memory>
+#include <system_error>
+#include <vector>
 
 namespace nnfuzz {
 
 namespace detail {
 
-// nanoflann dataset adaptor reading points in place from a RowStore.
-struct RowStoreAdaptor {
-  const RowStore* store = nullptr;
-  std::size_t kdtree_get_point_count() const { return static_cast<std::size_t>(store->size()); }
-  float kdtree_get_pt(std::size_t idx, std::size_t dim) const { return store->row(static_cast<Index>(idx))[dim]; }
+// True when |a - b|² < r2, summed in nanoflann's order (groups of four); stops as soon as the
+// partial sum reaches r2 (adding squares never decreases a float sum, so the answer is the same).
+inline bool squared_distance_below(const float* a, const float* b, Index dim, float r2) {
+  float s = 0;
+  Index d = 0;
+  for (; d + 4 <= dim; d += 4) {
+    const float d0 = a[d] - b[d], d1 = a[d + 1] - b[d + 1], d2 = a[d + 2] - b[d + 2], d3 = a[d + 3] - b[d + 3];
+    s += d0 * d0 + d1 * d1 + d2 * d2 + d3 * d3;
+    if (s >= r2) return false;
+  }
+  for (; d < dim; ++d) {
+    const float t = a[d] - b[d];
+    s += t * t;
+  }
+  return s < r2;
+}
+
+// nanoflann dataset adaptor over rows [first, first + count) of a RowStore, through a copy of its
+// chunk pointers: safe to read from a builder thread while the owner appends rows (appending may
+// reallocate the store's table of chunks, never a chunk).
+struct RowRangeAdaptor {
+  std::vector<const float*> chunks;
+  Index first = 0, count = 0, cols = 0, rows_per_chunk = 1;
+  int shift = 0;
+
+  RowRangeAdaptor(const RowStore& store, Index first_row, Index rows)
+      : first(first_row), count(rows), cols(store.cols()), rows_per_chunk(store.rows_per_chunk()) {
+    while ((Index{1} << shift) < rows_per_chunk) ++shift;
+    const auto used = static_cast<std::size_t>((first_row + rows + rows_per_chunk - 1) >> shift);
+    chunks.reserve(used);
+    for (std::size_t c = 0; c < used; ++c) chunks.push_back(store.chunk_data(c));
+  }
+  std::size_t kdtree_get_point_count() const { return static_cast<std::size_t>(count); }
+  float kdtree_get_pt(std::size_t idx, std::size_t dim) const {
+    const Index r = first + static_cast<Index>(idx);
+    return chunks[static_cast<std::size_t>(r >> shift)][(r & (rows_per_chunk - 1)) * cols + static_cast<Index>(dim)];
+  }
   template <class BBox>
   bool kdtree_get_bbox(BBox&) const { return false; }
 };
 
-// Result set that answers one question: is any point strictly closer than the radius? It stops
-// the search at the first such point: after a hit worstDist() turns negative, which prunes every
-// remaining node of this sub-tree and of the dynamic index's other sub-trees at their root.
-class FirstHitResultSet {
- public:
-  using DistanceType = float;
-  using IndexType = std::size_t;
-  explicit FirstHitResultSet(float radius2) : radius2_(radius2) {}
-  void init() {}
-  std::size_t size() const { return hit_ ? 1 : 0; }
-  bool full() const { return true; }
-  bool addPoint(float dist, std::size_t) {
-    if (dist < radius2_) {
-      hit_ = true;
-      return false;
-    }
-    return true;
-  }
-  float worstDist() const { return hit_ ? -1.0f : radius2_; }
-  bool hit() const { return hit_; }
-
- private:
-  float radius2_;
-  bool hit_ = false;
+// One static KD-tree over a contiguous range of stored rows. nanoflann builds it; KdTreeCoverage
+// walks it with its own first-hit search (no allocation per query, unlike findNeighbors()).
+struct KdRangeTree {
+  using Tree = nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Adaptor<float, RowRangeAdaptor, float, std::size_t>,
+                                                   RowRangeAdaptor, -1, std::size_t>;
+  RowRangeAdaptor data;  // before `tree`: the tree keeps a reference and is built from it
+  Tree tree;
+  KdRangeTree(RowRangeAdaptor rows, std::size_t leaf_size)
+      : data(std::move(rows)),
+        tree(static_cast<int>(data.cols), data, nanoflann::KDTreeSingleIndexAdaptorParams(leaf_size)) {}
 };
 
 }  // namespace detail
@@ -52,26 +76,59 @@ class FirstHitResultSet {
 /// Coverage policy: a vector is new when its L2 distance to every vector seen so far (including
 /// earlier new rows of the same batch) is at least `threshold`; new vectors are remembered.
 ///
-/// Uses nanoflann's dynamic KD-tree: each new vector is inserted incrementally (never a rebuild
-/// of the whole index, unlike TensorFuzz's rebuild every 50 additions), and a query stops at the
-/// first stored vector inside the radius. Exact, like BruteForceCoverage; faster than it for
-/// low-dimensional coverage (≈ below 16 dimensions) and large corpora.
+/// Exact, like BruteForceCoverage (the two agree on every decision), and far faster than it for
+/// low-dimensional coverage and large corpora. The stored vectors live in one chunked store;
+/// the newest few (up to 4 × leaf_size) are searched directly, the rest by a short list of
+/// static KD-trees built by nanoflann over consecutive ranges, each tree larger than all later
+/// ones together (a logarithmic method: about log2(N / 64) trees, each vector rebuilt about
+/// log2(N / 64) times in all). A query walks the trees largest first and stops at the first
+/// stored vector inside the radius.
+///
+/// Rebuilds of up to `max_blocking_build` vectors happen inside observe(); larger ones on a
+/// background thread (std::async), while the trees they replace keep answering queries, so the
+/// fuzz loop never waits for a big rebuild (nanoflann's own dynamic index stalls for ~0.4 s
+/// merging its largest sub-tree at 10^6 vectors). Decisions do not depend on when a background
+/// rebuild finishes: every search is exact. Pass `max_blocking_build =
+/// std::numeric_limits<Index>::max()` to keep everything on the calling thread.
 class KdTreeCoverage {
  public:
   /// `threshold`: the L2 radius (not squared; see coverage_threshold_from_squared()).
-  /// `leaf_size`: nanoflann's maximum leaf size.
-  explicit KdTreeCoverage(float threshold, std::size_t leaf_size = 16)
-      : threshold_(detail::checked_threshold("KdTreeCoverage()", threshold)), leaf_size_(leaf_size) {
+  /// `leaf_size`: maximum vectors per KD-tree leaf. `max_blocking_build`: largest rebuild done on
+  /// the calling thread (16,384 vectors take ~12 ms at 10 dimensions on the reference machine).
+  explicit KdTreeCoverage(float threshold, std::size_t leaf_size = 16, Index max_blocking_build = 16384)
+      : threshold_(detail::checked_threshold("KdTreeCoverage()", threshold)),
+        leaf_size_(leaf_size),
+        max_blocking_build_(max_blocking_build) {
     if (leaf_size < 1) detail::fail("KdTreeCoverage(): option 'leaf_size' must be >= 1, got ", leaf_size);
+    if (max_blocking_build < 1)
+      detail::fail("KdTreeCoverage(): option 'max_blocking_build' must be >= 1, got ", max_blocking_build);
   }
 
+  ~KdTreeCoverage() { drop_job(); }
   KdTreeCoverage(KdTreeCoverage&&) noexcept = default;
-  KdTreeCoverage& operator=(KdTreeCoverage&&) noexcept = default;
-  /// Deep copy: the same vectors, in a freshly built index (nanoflann's cannot be copied).
-  KdTreeCoverage(const KdTreeCoverage& other) : threshold_(other.threshold_), leaf_size_(other.leaf_size_) {
-    if (!other.store_) return;
+  /// Move assignment (waits for this object's background rebuild, if one is running).
+  KdTreeCoverage& operator=(KdTreeCoverage&& other) noexcept {
+    if (this != &other) {
+      drop_job();  // before the store it reads is replaced
+      threshold_ = other.threshold_;
+      leaf_size_ = other.leaf_size_;
+      max_blocking_build_ = other.max_blocking_build_;
+      store_ = std::move(other.store_);
+      trees_ = std::move(other.trees_);
+      built_end_ = other.built_end_;
+      scratch_ = std::move(other.scratch_);
+      job_ = std::move(other.job_);
+      job_first_ = other.job_first_;
+      job_last_ = other.job_last_;
+    }
+    return *this;
+  }
+  /// Deep copy: the same vectors and options, in freshly built trees.
+  KdTreeCoverage(const KdTreeCoverage& other)
+      : threshold_(other.threshold_), leaf_size_(other.leaf_size_), max_blocking_build_(other.max_blocking_build_) {
+    if (other.dim() == 0) return;
     reset(other.dim());
-    for (Index i = 0; i < other.size(); ++i) insert(other.store_->row(i));
+    for (Index i = 0; i < other.size(); ++i) insert(other.store_.row(i));
   }
   /// Deep copy (see the copy constructor).
   KdTreeCoverage& operator=(const KdTreeCoverage& other) {
@@ -85,51 +142,189 @@ class KdTreeCoverage {
   /// Forgets every vector; `dim` is the coverage vector length.
   void reset(Index dim) {
     if (dim < 1) detail::fail("KdTreeCoverage::reset(): coverage dimension must be >= 1, got ", dim);
-    index_.reset();
-    store_ = std::make_unique<detail::RowStore>(dim);
-    adaptor_ = std::make_unique<detail::RowStoreAdaptor>();
-    adaptor_->store = store_.get();
-    index_ = std::make_unique<Index_>(static_cast<int>(dim), *adaptor_,
-                                      nanoflann::KDTreeSingleIndexAdaptorParams(leaf_size_));
+    drop_job();
+    trees_.clear();
+    store_.reset(dim);
+    built_end_ = 0;
+    scratch_.assign(static_cast<std::size_t>(dim), 0.0f);
   }
   /// Sets is_new(i) for each row and remembers the new ones.
   void observe(const Eigen::Ref<const RowMatrix>& vectors, Mask& is_new) {
-    NNFUZZ_ASSERT(index_ && vectors.cols() == store_->cols());
-    const float r2 = threshold_ * threshold_;
+    NNFUZZ_ASSERT(dim() > 0 && vectors.cols() == dim());
+    poll_job();
     is_new.resize(vectors.rows());
     for (Index i = 0; i < vectors.rows(); ++i) {
       const float* q = vectors.row(i).data();
-      detail::FirstHitResultSet result(r2);
-      if (store_->size() > 0) index_->findNeighbors(result, q, detail::NanoflannSearchParams());
-      is_new(i) = !result.hit();
-      if (!result.hit()) insert(q);
+      const bool fresh = !seen(q);
+      is_new(i) = fresh;
+      if (fresh) insert(q);
     }
   }
   /// Stores a vector without the novelty check (used to rebuild an index from known-novel ones).
   void insert(const float* v) {
-    const Index id = store_->append(v);
-    // nanoflann's range is inclusive: one call per new point.
-    index_->addPoints(static_cast<std::size_t>(id), static_cast<std::size_t>(id));
+    NNFUZZ_ASSERT(dim() > 0);
+    store_.append(v);
+    if (store_.size() - built_end_ >= tail_limit()) {
+      build_now(built_end_, store_.size());
+      maintain();
+    }
   }
   /// Vectors remembered.
-  Index size() const { return store_ ? store_->size() : 0; }
+  Index size() const { return store_.size(); }
   /// The L2 novelty radius.
   float threshold() const { return threshold_; }
-  /// Coverage vector length given to reset().
-  Index dim() const { return store_ ? store_->cols() : 0; }
+  /// Coverage vector length given to reset() (0 before).
+  Index dim() const { return store_.cols(); }
   /// Stored vector i.
-  Eigen::Map<const RowVector> vector(Index i) const { return {store_->row(i), store_->cols()}; }
+  Eigen::Map<const RowVector> vector(Index i) const { return {store_.row(i), store_.cols()}; }
+  /// Number of KD-trees searched now (about log2(size() / 64); for tests and benchmarks).
+  std::size_t tree_count() const { return trees_.size(); }
+  /// True while a background rebuild is running.
+  bool rebuilding() const { return job_.valid(); }
 
  private:
-  using Index_ = nanoflann::KDTreeSingleIndexDynamicAdaptor<nanoflann::L2_Adaptor<float, detail::RowStoreAdaptor, float, std::size_t>,
-                                                            detail::RowStoreAdaptor, -1, std::size_t>;
+  using Tree = detail::KdRangeTree;
+  using Node = typename Tree::Tree::Node;
+  struct Range {
+    Index begin, end;
+    std::unique_ptr<Tree> tree;
+    Index size() const { return end - begin; }
+  };
+
+  Index tail_limit() const { return static_cast<Index>(4 * leaf_size_); }
+
+  // Is any stored vector strictly closer than the threshold?
+  bool seen(const float* q) {
+    const float r2 = threshold_ * threshold_;
+    const Index d = dim();
+    for (const Range& r : trees_)
+      if (seen_in(r, q, r2)) return true;
+    for (Index i = built_end_; i < store_.size(); ++i)
+      if (detail::squared_distance_below(q, store_.row(i), d, r2)) return true;
+    return false;
+  }
+
+  // nanoflann's exact search (same pruning arithmetic), stopping at the first hit.
+  bool seen_in(const Range& r, const float* q, float r2) {
+    const auto& bbox = detail::nanoflann_bbox(r.tree->tree);
+    float mind = 0;
+    for (Index k = 0; k < dim(); ++k) {
+      float& dk = scratch_[static_cast<std::size_t>(k)];
+      dk = 0;
+      const float lo = bbox[static_cast<std::size_t>(k)].low, hi = bbox[static_cast<std::size_t>(k)].high;
+      if (q[k] < lo) dk = (q[k] - lo) * (q[k] - lo);
+      if (q[k] > hi) dk = (q[k] - hi) * (q[k] - hi);
+      mind += dk;
+    }
+    if (mind > r2) return false;
+    return seen_below(detail::nanoflann_root(r.tree->tree), r, q, mind, r2);
+  }
+  bool seen_below(const Node* node, const Range& r, const float* q, float mind, float r2) {
+    if (node->child1 == nullptr && node->child2 == nullptr) {
+      const auto& order = detail::nanoflann_order(r.tree->tree);
+      for (auto i = node->node_type.lr.left; i < node->node_type.lr.right; ++i)
+        if (detail::squared_distance_below(q, store_.row(r.begin + static_cast<Index>(order[i])), dim(), r2)) return true;
+      return false;
+    }
+    const auto k = node->node_type.sub.divfeat;
+    const float v = q[k], diff1 = v - node->node_type.sub.divlow, diff2 = v - node->node_type.sub.divhigh;
+    const bool low_first = diff1 + diff2 < 0;
+    const Node* best = low_first ? node->child1 : node->child2;
+    const Node* other = low_first ? node->child2 : node->child1;
+    const float cut = low_first ? diff2 * diff2 : diff1 * diff1;
+    if (seen_below(best, r, q, mind, r2)) return true;
+    float& dk = scratch_[static_cast<std::size_t>(k)];
+    const float saved = dk;
+    const float other_mind = mind + cut - saved;
+    dk = cut;
+    const bool hit = other_mind <= r2 && seen_below(other, r, q, other_mind, r2);
+    dk = saved;
+    return hit;
+  }
+
+  // Builds one tree over rows [begin, end) on this thread and appends it to the list.
+  void build_now(Index begin, Index end) {
+    auto tree = std::make_unique<Tree>(detail::RowRangeAdaptor(store_, begin, end - begin), leaf_size_);
+    // Replaces the trees that covered [begin, end), if any (they are the last ones).
+    while (!trees_.empty() && trees_.back().begin >= begin) trees_.pop_back();
+    trees_.push_back(Range{begin, end, std::move(tree)});
+    if (end > built_end_) built_end_ = end;
+  }
+
+  // Keeps every tree larger than all later ones together: merges the shortest suffix that breaks
+  // this, on this thread when small, else in the background (one rebuild at a time; trees that
+  // are being merged are left alone until it is installed).
+  void maintain() {
+    for (;;) {
+      const std::size_t from = job_.valid() ? job_last_ + 1 : 0;
+      const std::size_t n = trees_.size();
+      if (n < from + 2) return;
+      Index suffix = trees_[n - 1].size();  // sizes of trees j+1 .. n-1
+      std::size_t pick = n;
+      Index pick_size = 0;
+      for (std::size_t j = n - 1; j-- > from;) {
+        const Index merged = suffix + trees_[j].size();
+        if (trees_[j].size() <= suffix && (merged <= max_blocking_build_ || !job_.valid())) {
+          pick = j;
+          pick_size = merged;
+        }
+        suffix = merged;
+      }
+      if (pick == n) return;
+      const Index begin = trees_[pick].begin, end = trees_.back().end;
+      if (pick_size <= max_blocking_build_) {
+        build_now(begin, end);
+        continue;
+      }
+      start_job(pick, begin, end);
+      return;
+    }
+  }
+
+  void start_job(std::size_t first_tree, Index begin, Index end) {
+    detail::RowRangeAdaptor rows(store_, begin, end - begin);
+    const std::size_t leaf = leaf_size_;
+    try {
+      job_ = std::async(std::launch::async,
+                        [rows = std::move(rows), leaf]() mutable { return std::make_unique<Tree>(std::move(rows), leaf); });
+    } catch (const std::system_error&) {  // no thread available: build here
+      build_now(begin, end);
+      return;
+    }
+    job_first_ = first_tree;
+    job_last_ = trees_.size() - 1;
+  }
+
+  // Installs a finished background rebuild (trees job_first_ .. job_last_ become one).
+  void poll_job() {
+    if (!job_.valid() || job_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+    std::unique_ptr<Tree> tree = job_.get();  // rethrows the builder's exception, if any
+    const Index begin = trees_[job_first_].begin, end = trees_[job_last_].end;
+    trees_[job_first_] = Range{begin, end, std::move(tree)};
+    trees_.erase(trees_.begin() + static_cast<std::ptrdiff_t>(job_first_ + 1),
+                 trees_.begin() + static_cast<std::ptrdiff_t>(job_last_ + 1));
+    maintain();
+  }
+
+  // Waits for a running rebuild and discards it (the trees it would replace stay valid).
+  void drop_job() noexcept {
+    if (!job_.valid()) return;
+    job_.wait();
+    try {
+      job_.get();
+    } catch (...) {
+    }
+  }
+
   float threshold_;
   std::size_t leaf_size_;
-  // Held by pointer: nanoflann's index is neither copyable nor movable and keeps references to
-  // the adaptor, which keeps one to the store.
-  std::unique_ptr<detail::RowStore> store_;
-  std::unique_ptr<detail::RowStoreAdaptor> adaptor_;
-  std::unique_ptr<Index_> index_;
+  Index max_blocking_build_;
+  detail::RowStore store_;
+  std::vector<Range> trees_;  // consecutive ranges [0, built_end_), largest first
+  Index built_end_ = 0;       // rows from here on are searched directly
+  std::vector<float> scratch_;  // per-dimension distances of the search (no allocation per query)
+  std::future<std::unique_ptr<Tree>> job_;
+  std::size_t job_first_ = 0, job_last_ = 0;
 };
 
 }  // namespace nnfuzz

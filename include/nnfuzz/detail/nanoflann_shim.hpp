@@ -16,5 +16,31 @@ using NanoflannSearchParams = nanoflann::SearchParameters;  // renamed in 1.5
 using NanoflannSearchParams = nanoflann::SearchParams;
 #endif
 
+// A built static index's tree, point order and bounding box (members renamed in 1.5).
+template <class Tree>
+auto nanoflann_root(const Tree& t) {
+#if NANOFLANN_VERSION >= 0x150
+  return t.root_node_;
+#else
+  return t.root_node;
+#endif
+}
+template <class Tree>
+const auto& nanoflann_order(const Tree& t) {
+#if NANOFLANN_VERSION >= 0x150
+  return t.vAcc_;
+#else
+  return t.vAcc;
+#endif
+}
+template <class Tree>
+const auto& nanoflann_bbox(const Tree& t) {
+#if NANOFLANN_VERSION >= 0x150
+  return t.root_bbox_;
+#else
+  return t.root_bbox;
+#endif
+}
+
 }  // namespace detail
 }  // namespace nnfuzz

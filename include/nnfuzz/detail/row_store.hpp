@@ -39,9 +39,11 @@ class RowStore {
     cols_ = cols;
     size_ = 0;
     chunks_.clear();
+    // A power of two (at least 64) rows per chunk, so that finding a row is a shift and a mask.
     const std::size_t row_bytes = sizeof(float) * static_cast<std::size_t>(cols > 0 ? cols : 1);
-    rows_per_chunk_ = static_cast<Index>(kChunkBytes / row_bytes);
-    if (rows_per_chunk_ < 64) rows_per_chunk_ = 64;
+    shift_ = 6;
+    while ((std::size_t{2} << shift_) * row_bytes <= kChunkBytes) ++shift_;
+    rows_per_chunk_ = Index{1} << shift_;
   }
 
   /// Number of rows stored.
@@ -56,13 +58,15 @@ class RowStore {
   /// Pointer to row i (valid until reset()).
   const float* row(Index i) const {
     NNFUZZ_ASSERT(i >= 0 && i < size_);
-    return chunks_[static_cast<std::size_t>(i / rows_per_chunk_)].get() + (i % rows_per_chunk_) * cols_;
+    return chunks_[static_cast<std::size_t>(i >> shift_)].get() + (i & (rows_per_chunk_ - 1)) * cols_;
   }
   /// Mutable pointer to row i.
   float* row(Index i) {
     NNFUZZ_ASSERT(i >= 0 && i < size_);
-    return chunks_[static_cast<std::size_t>(i / rows_per_chunk_)].get() + (i % rows_per_chunk_) * cols_;
+    return chunks_[static_cast<std::size_t>(i >> shift_)].get() + (i & (rows_per_chunk_ - 1)) * cols_;
   }
+  /// Start of chunk c (rows c * rows_per_chunk() onwards); stays valid while rows are appended.
+  const float* chunk_data(std::size_t c) const { return chunks_[c].get(); }
 
   /// Contiguous rows [first, first + count) of chunk c, as a matrix view.
   Eigen::Map<const RowMatrix> chunk(std::size_t c) const {
@@ -97,6 +101,7 @@ class RowStore {
   Index cols_ = 0;
   Index size_ = 0;
   Index rows_per_chunk_ = 64;
+  int shift_ = 6;  // log2(rows_per_chunk_)
   std::vector<std::unique_ptr<float[]>> chunks_;
 };
 

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -53,7 +54,7 @@ constexpr std::uint64_t idx_max_bytes = std::uint64_t{1} << 31;
 /// IDX stores the number of dimensions in one byte; more than 4 is never a real data set.
 constexpr std::size_t idx_max_dims = 4;
 /// Read granularity: the buffer for input of unknown size (gzip, pipes) starts at this size
-/// and doubles as data arrives; also the most one gzread/gzwrite call handles.
+/// and doubles as data arrives; also the most one inflate()/gzwrite call handles.
 constexpr std::size_t idx_chunk = std::size_t{1} << 20;
 
 /// "0x0D" for 13.
@@ -97,12 +98,13 @@ inline std::uint64_t idx_element_count(const std::vector<std::uint32_t>& dims) {
 /// errno as text, captured by the caller right after the failing call.
 inline std::string errno_text(int err) { return std::generic_category().message(err); }
 
-/// An IDX file opened for reading, raw or gzip. Reads fail (throw) on I/O errors and on
-/// corrupted or truncated gzip streams; a short count means a clean end of the data.
+/// An IDX file opened for reading, raw or gzip. Reads fail (throw) on I/O errors, on corrupted
+/// or truncated gzip streams and on bytes after the gzip stream that are not another gzip
+/// member; a short count means a clean end of the data.
 ///
-/// Both kinds are read through zlib: gzread decompresses input that starts with the gzip magic
-/// (1f 8b) and copies anything else through unchanged, which is exactly the detection rule we
-/// want, and works for pipes too, where sniffing and rewinding would not.
+/// A file whose first two bytes are the gzip magic (1f 8b) is decompressed with zlib's
+/// inflate(); anything else is read as is. Sniffing from the bytes already read (never
+/// rewinding) works for pipes too. Concatenated gzip members are one stream (RFC 1952).
 class IdxSource {
  public:
   explicit IdxSource(const std::string& path) : path_(path) {
@@ -118,62 +120,149 @@ class IdxSource {
       if (!ec) file_size_ = static_cast<std::int64_t>(size);
     }
     errno = 0;
-    gz_.reset(gzopen(path.c_str(), "rbe"));  // e: close-on-exec
-    if (!gz_) {
+    file_.reset(std::fopen(path.c_str(), "rbe"));  // e: close-on-exec
+    if (!file_) {
       const int err = errno;
-      fail("read_idx(): file '", path, "' cannot be opened: ",
-           err ? errno_text(err) : "zlib is out of memory");
+      fail("read_idx(): file '", path, "' cannot be opened: ", err ? errno_text(err) : "out of memory");
     }
-    // zlib allocates about 3x this buffer per file: size it to the file (small files are common).
-    gzbuffer(gz_.get(), file_size_ >= 0 ? static_cast<unsigned>(std::clamp<std::int64_t>(file_size_, 8192, 128 * 1024)) : 128u * 1024u);
+    // Small files are common: size the input buffer to the file.
+    in_.resize(file_size_ >= 0 ? static_cast<std::size_t>(std::clamp<std::int64_t>(file_size_, 4096, 128 * 1024))
+                               : std::size_t{128} * 1024);
+  }
+  IdxSource(const IdxSource&) = delete;
+  IdxSource& operator=(const IdxSource&) = delete;
+  ~IdxSource() {
+    if (inflating_) inflateEnd(&z_);
   }
 
   /// True for a gzip file. Valid after the first read(), which looks at the magic bytes.
-  bool gzip() const { return gzdirect(gz_.get()) == 0; }
+  bool gzip() const { return mode_ == Mode::gzip; }
   /// Size of a raw regular file in bytes; -1 when unknown (gzip, pipe). Valid after read().
   std::int64_t raw_size() const { return gzip() ? -1 : file_size_; }
 
   /// Reads up to n bytes into buf; fewer only at the end of the (decompressed) data.
   std::size_t read(std::uint8_t* buf, std::size_t n) {
+    if (mode_ == Mode::unknown) sniff();
+    return gzip() ? inflate_into(buf, n) : copy_into(buf, n);
+  }
+
+ private:
+  enum class Mode { unknown, raw, gzip };
+  struct FileCloser {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+
+  // Makes input available in in_[in_pos_, in_len_); false at the end of the file.
+  bool refill() {
+    if (in_pos_ < in_len_) return true;
+    if (at_eof_) return false;
+    in_pos_ = 0;
+    in_len_ = std::fread(in_.data(), 1, in_.size(), file_.get());
+    if (in_len_ < in_.size()) end_of_file();  // fread stops short only at the end or on an error
+    return in_len_ > 0;
+  }
+  void end_of_file() {
+    if (std::ferror(file_.get())) {
+      const int err = errno;
+      fail("read_idx(): file '", path_, "' cannot be read: ", errno_text(err));
+    }
+    at_eof_ = true;
+  }
+
+  void sniff() {
+    refill();
+    const bool magic = in_len_ >= 2 && in_[0] == 0x1f && in_[1] == 0x8b;
+    mode_ = magic ? Mode::gzip : Mode::raw;
+    if (!magic) return;
+    if (inflateInit2(&z_, 15 + 16) != Z_OK)  // 15 + 16: a 32 KiB window, gzip wrapper only
+      fail("read_idx(): gzip file '", path_, "' cannot be read: zlib is out of memory");
+    inflating_ = true;
+  }
+
+  std::size_t copy_into(std::uint8_t* buf, std::size_t n) {
     std::size_t total = 0;
     while (total < n) {
-      // gzread takes an unsigned count; ask for at most idx_chunk at a time.
-      const unsigned want = static_cast<unsigned>(std::min(n - total, idx_chunk));
-      const int got = gzread(gz_.get(), buf + total, want);
-      check_error();  // also catches got < 0
-      if (got <= 0) break;
-      total += static_cast<std::size_t>(got);
+      if (in_pos_ < in_len_) {
+        const std::size_t k = std::min(n - total, in_len_ - in_pos_);
+        std::memcpy(buf + total, in_.data() + in_pos_, k);
+        in_pos_ += k;
+        total += k;
+      } else if (at_eof_) {
+        break;
+      } else if (n - total >= in_.size()) {  // large reads go straight to the caller's buffer
+        const std::size_t got = std::fread(buf + total, 1, n - total, file_.get());
+        if (got < n - total) end_of_file();
+        total += got;
+      } else {
+        refill();
+      }
     }
     return total;
   }
 
- private:
-  struct GzCloser {
-    void operator()(gzFile f) const { gzclose_r(f); }
-  };
-
-  void check_error() {
-    int code = Z_OK;
-    std::string what = gzerror(gz_.get(), &code);
-    if (code == Z_OK) return;
-    if (code == Z_ERRNO) {
-      const int err = errno;
-      fail("read_idx(): file '", path_, "' cannot be read: ", errno_text(err));
+  std::size_t inflate_into(std::uint8_t* buf, std::size_t n) {
+    std::size_t total = 0;
+    while (total < n && !stream_done_) {
+      if (z_.avail_in == 0) {
+        if (!refill()) fail("read_idx(): gzip file '", path_, "' is truncated: the gzip stream ends early");
+        take_input();
+      }
+      // inflate() takes unsigned counts; ask for at most idx_chunk at a time.
+      const auto want = static_cast<unsigned>(std::min(n - total, idx_chunk));
+      z_.next_out = buf + total;
+      z_.avail_out = want;
+      const int ret = inflate(&z_, Z_NO_FLUSH);
+      total += want - z_.avail_out;
+      if (ret == Z_STREAM_END) {
+        after_member();
+      } else if (ret == Z_MEM_ERROR) {
+        fail("read_idx(): gzip file '", path_, "' cannot be read: zlib is out of memory");
+      } else if (ret != Z_OK && ret != Z_BUF_ERROR) {  // Z_BUF_ERROR: needs input, fetched above
+        fail("read_idx(): gzip file '", path_, "' is corrupted (zlib: ", z_.msg ? z_.msg : "invalid data", ")");
+      }
     }
-    // zlib prefixes its message with the path, which ours already names.
-    if (what.compare(0, path_.size() + 2, path_ + ": ") == 0) what.erase(0, path_.size() + 2);
-    // zlib reports a stream that stops before its end (or its CRC trailer) as Z_BUF_ERROR:
-    // that is truncation, not corruption. It decompresses ahead into its own buffer, so the
-    // amount delivered so far says nothing about where the stream was cut.
-    if (code == Z_BUF_ERROR)
-      fail("read_idx(): gzip file '", path_, "' is truncated: the gzip stream ends early (zlib: ",
-           what, ")");
-    fail("read_idx(): gzip file '", path_, "' is corrupted (zlib: ", what, ")");
+    return total;
+  }
+
+  void take_input() {
+    z_.next_in = in_.data() + in_pos_;
+    z_.avail_in = static_cast<unsigned>(in_len_ - in_pos_);
+    in_pos_ = in_len_;
+  }
+
+  // After one gzip member: the file ends, or another member starts; anything else is rejected
+  // (zlib's gzread would skip it silently).
+  void after_member() {
+    if (z_.avail_in == 0) {
+      if (!refill()) {
+        stream_done_ = true;
+        return;
+      }
+      take_input();
+    }
+    if (z_.next_in[0] == 0x1f) {  // another member; inflate() checks the rest of its header
+      inflateReset(&z_);
+      return;
+    }
+    std::uint64_t extra = z_.avail_in;
+    z_.avail_in = 0;
+    while (extra < idx_chunk && refill()) {  // count, up to a point
+      extra += in_len_ - in_pos_;
+      in_pos_ = in_len_;
+    }
+    fail("read_idx(): gzip file '", path_, "' has ", extra >= idx_chunk ? "at least " : "", extra,
+         " bytes after the end of its gzip stream that are not gzip data");
   }
 
   std::string path_;
-  std::unique_ptr<gzFile_s, GzCloser> gz_;
+  std::unique_ptr<std::FILE, FileCloser> file_;
   std::int64_t file_size_ = -1;
+  std::vector<std::uint8_t> in_;
+  std::size_t in_pos_ = 0, in_len_ = 0;
+  bool at_eof_ = false;
+  Mode mode_ = Mode::unknown;
+  z_stream z_{};
+  bool inflating_ = false, stream_done_ = false;
 };
 
 /// Big-endian 32-bit integer at p.
