@@ -43,14 +43,16 @@ std::string read_all_and_close(int fd) {
   ::close(fd);
   return got;
 }
-// Records the findings a printer would have printed: each must already be on disk.
+// Records the findings a printer would have printed: each must already be on disk, complete.
 struct OnDiskCheck {
-  std::string dir;
+  const CampaignSaver* saver;
   int checked = 0;
   void on_finding(const Finding& f, const FuzzStats&) {
-    bool there = false;
-    for (const auto& s : load_findings(dir)) there = there || (s.finding.execution == f.execution && s.finding.input == f.input);
-    CHECK(there);
+    REQUIRE(saver->finding_paths().size() == static_cast<std::size_t>(checked) + 1);
+    const SavedFinding s = load_finding(saver->finding_paths().back());
+    CHECK(s.finding.execution == f.execution);
+    CHECK(s.finding.input == f.input);
+    CHECK(s.finding.what == f.what);
     ++checked;
   }
 };
@@ -60,8 +62,8 @@ TEST_CASE("Campaign: findings are on disk when reported; corpus and findings loa
   TempDir t;
   const std::string dir = (t.dir / "c").string();
   auto f = planted(1, 60000);
-  CampaignSaver saver(dir, 1, 0.0);
-  OnDiskCheck check{dir};
+  CampaignSaver saver(dir, 1, 0.05);  // checkpoints every 50 ms: several per run
+  OnDiskCheck check{&saver};
   const FuzzResult r = f.run(planted_seeds(), saver, check);
   REQUIRE(r.found());
   CHECK(check.checked == static_cast<int>(r.findings.size()));
@@ -155,11 +157,14 @@ TEST_CASE("Campaign: malformed corpus and finding files are rejected, naming the
 }
 
 
-TEST_CASE("Campaign: SIGKILL at random moments loses no reported finding; the directory loads and resumes", "[campaign][.slow]") {
+namespace {
+// Starts a campaign in a child process `rounds` times, SIGKILLs it at a random moment, and checks
+// that every finding it reported is on disk and that the directory loads and resumes.
+void kill_campaigns(int rounds, std::uint64_t pick_seed) {
   TempDir t;
-  Rng pick(99);
+  Rng pick(pick_seed);
   int kills = 0, reported_total = 0;
-  for (int round = 0; round < 5; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     const std::string dir = (t.dir / ("kill" + std::to_string(round))).string();
     int fds[2];
     REQUIRE(::pipe(fds) == 0);
@@ -205,9 +210,16 @@ TEST_CASE("Campaign: SIGKILL at random moments loses no reported finding; the di
       CHECK(resumed.resume(c).stats.iterations > 0);
     }
   }
-  CHECK(kills == 5);
+  CHECK(kills == rounds);
   CHECK(reported_total > 0);  // the kills did land while findings were being made
 }
+}  // namespace
+
+TEST_CASE("Campaign: SIGKILL at random moments loses no reported finding; the directory loads and resumes", "[campaign]") {
+  kill_campaigns(5, 99);
+}
+
+TEST_CASE("Campaign: 40 more SIGKILLs", "[campaign][.slow]") { kill_campaigns(40, 2026); }
 
 
 TEST_CASE("Campaign: findings group by signature with counts", "[campaign]") {

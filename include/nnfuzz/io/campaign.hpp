@@ -201,6 +201,38 @@ inline std::string save_finding(const std::string& dir, const Finding& f, std::u
   }
 }
 
+namespace detail {
+// One finding file; `fn` names the public function in error messages.
+inline SavedFinding read_finding_file(const char* fn, const std::string& path) {
+  const auto bytes = read_sealed(fn, path, kFindingMagic, std::uintmax_t{1} << 30);
+  Reader r{fn, path, bytes};
+  r.pos = 8;
+  if (r.u32() != 1) fail(fn, ": file '", path, "' has an unknown format version");
+  const std::uint32_t dim = r.u32();
+  if (dim < 1 || dim > (1u << 24)) fail(fn, ": file '", path, "' has absurd input size ", dim);
+  SavedFinding s;
+  s.path = path;
+  s.finding.root = static_cast<Index>(r.u64());
+  s.finding.parent = static_cast<Index>(r.u64());
+  s.finding.depth = static_cast<Index>(r.u64());
+  s.finding.execution = r.u64();
+  s.run_seed = r.u64();
+  const std::uint32_t len = r.u32();
+  r.need(len);
+  s.finding.what.assign(reinterpret_cast<const char*>(&bytes[r.pos]), len);
+  r.pos += len;
+  r.need(4 * static_cast<std::size_t>(dim));  // before allocating what the file claims
+  s.finding.input.resize(dim);
+  r.floats(s.finding.input.data(), dim);
+  if (r.pos + 4 != bytes.size()) fail(fn, ": file '", path, "' has trailing bytes");
+  return s;
+}
+}  // namespace detail
+
+/// Loads one finding file (as written by save_finding(); e.g. to replay it). A malformed file
+/// throws, naming it.
+inline SavedFinding load_finding(const std::string& path) { return detail::read_finding_file("load_finding()", path); }
+
 /// Loads every finding of DIR/findings/, ordered by execution then file name. A malformed file
 /// throws (naming it): a campaign directory is never silently half-read.
 inline std::vector<SavedFinding> load_findings(const std::string& dir) {
@@ -213,30 +245,8 @@ inline std::vector<SavedFinding> load_findings(const std::string& dir) {
   for (const auto& e : fs::directory_iterator(fdir))
     if (e.path().extension() == ".bin") paths.push_back(e.path().string());  // skips *.tmp.* leftovers
   std::sort(paths.begin(), paths.end());
-  for (const auto& path : paths) {
-    const auto bytes = detail::read_sealed("load_findings()", path, detail::kFindingMagic, std::uintmax_t{1} << 30);
-    detail::Reader r{"load_findings()", path, bytes};
-    r.pos = 8;
-    if (r.u32() != 1) detail::fail("load_findings(): file '", path, "' has an unknown format version");
-    const std::uint32_t dim = r.u32();
-    if (dim < 1 || dim > (1u << 24)) detail::fail("load_findings(): file '", path, "' has absurd input size ", dim);
-    SavedFinding s;
-    s.path = path;
-    s.finding.root = static_cast<Index>(r.u64());
-    s.finding.parent = static_cast<Index>(r.u64());
-    s.finding.depth = static_cast<Index>(r.u64());
-    s.finding.execution = r.u64();
-    s.run_seed = r.u64();
-    const std::uint32_t len = r.u32();
-    r.need(len);
-    s.finding.what.assign(reinterpret_cast<const char*>(&bytes[r.pos]), len);
-    r.pos += len;
-    r.need(4 * static_cast<std::size_t>(dim));  // before allocating what the file claims
-    s.finding.input.resize(dim);
-    r.floats(s.finding.input.data(), dim);
-    if (r.pos + 4 != bytes.size()) detail::fail("load_findings(): file '", path, "' has trailing bytes");
-    all.push_back(std::move(s));
-  }
+  all.reserve(paths.size());
+  for (const auto& path : paths) all.push_back(detail::read_finding_file("load_findings()", path));
   std::stable_sort(all.begin(), all.end(), [](const SavedFinding& a, const SavedFinding& b) {
     return a.finding.execution < b.finding.execution;
   });
