@@ -152,6 +152,13 @@ TEST_CASE("Campaign: malformed corpus and finding files are rejected, naming the
   fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
   if (::geteuid() != 0) {  // root ignores permissions
     REQUIRE_THROWS_WITH(save_corpus(ro.string(), f.corpus()), Contains("save_corpus()") && Contains("cannot create"));
+  } else if (fs::is_directory("/sys") && !fs::exists("/sys/nnfuzz_campaign")) {
+    // Root (as in CI): sysfs refuses new directories even to root.
+    const std::string sys = "/sys/nnfuzz_campaign";
+    REQUIRE_THROWS_WITH(save_corpus(sys, f.corpus()), Contains("save_corpus()") && Contains("cannot create") && Contains(sys));
+    Finding one;
+    one.input = RowVector::Zero(2);
+    REQUIRE_THROWS_WITH(save_finding(sys, one, 1), Contains("save_finding()") && Contains("cannot create"));
   }
   fs::permissions(ro, fs::perms::owner_all);
 }
