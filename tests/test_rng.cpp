@@ -45,6 +45,32 @@ TEST_CASE("Rng: fill_normal is N(0,1): mean, variance, tails, and no NaN", "[rng
   CHECK(double(beyond3) / n == Approx(0.0027).epsilon(0.1));
 }
 
+TEST_CASE("Rng: fill_normal follows the normal CDF, tails included", "[rng]") {
+  // Chi-square over 0.1-wide bins on [-4.5, 4.5] plus both tails: a shape error anywhere (the
+  // transform's approximations of log, sin and cos, the 24-bit uniforms) shows up here.
+  Rng rng(2);
+  const Index n = Index{1} << 22;
+  std::vector<float> x(n);
+  rng.fill_normal(x.data(), n);
+  const int inner = 90;
+  std::vector<double> count(inner + 2);
+  for (float v : x) {
+    const double b = std::floor((double(v) + 4.5) / 0.1);
+    ++count[b < 0 ? 0 : b >= inner ? inner + 1 : static_cast<std::size_t>(b) + 1];
+  }
+  auto cdf = [](double t) { return 0.5 * std::erfc(-t / std::sqrt(2.0)); };
+  double chi2 = 0;
+  for (int b = 0; b < inner + 2; ++b) {
+    const double lo = b == 0 ? -INFINITY : -4.5 + 0.1 * (b - 1), hi = b == inner + 1 ? INFINITY : -4.5 + 0.1 * b;
+    const double expected = n * ((b == inner + 1 ? 1.0 : cdf(hi)) - (b == 0 ? 0.0 : cdf(lo)));
+    chi2 += (count[b] - expected) * (count[b] - expected) / expected;
+  }
+  CHECK(chi2 < 135.8);  // 91 degrees of freedom, p = 0.001
+  Index beyond4 = 0;
+  for (float v : x) beyond4 += std::abs(v) > 4;
+  CHECK(double(beyond4) / n == Approx(6.334e-5).epsilon(0.1));  // the far tail is populated
+}
+
 TEST_CASE("Rng: fill_normal does not depend on how the buffer is split", "[rng]") {
   Rng a(3), b(3);
   std::vector<float> whole(100), parts(100);
