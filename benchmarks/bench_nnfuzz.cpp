@@ -65,25 +65,29 @@ BENCHMARK(BM_Forward_FloatPlusHalfArithmetic)->Arg(100);
 
 // --- The loop: whole fuzz iterations -------------------------------------------------------
 // Each benchmark iteration is one run() of 20,000 executions from 10 seeds.
+// findings = hits reported per run; each batch with a hit costs one more evaluation (re-check).
 template <typename Target, typename Coverage, typename Objective>
-void loop(benchmark::State& state, Target target, Coverage coverage, Objective objective) {
+void loop(benchmark::State& state, Target target, Coverage coverage, Objective objective, bool recheck = true) {
   FuzzOptions o;
   o.batch_size = state.range(0);
   o.max_executions = 20000;
   o.max_findings = 0;
   o.seed = 1;
+  o.recheck_findings = recheck;
   auto fuzzer = make_fuzzer(std::move(target), RecentSampler(), GaussianMutator(0.1f), std::move(coverage),
                             std::move(objective), o);
   const RowMatrix seeds = random_inputs(10, 3);
   std::uint64_t executions = 0;
-  Index corpus = 0;
+  Index corpus = 0, findings = 0;
   for (auto _ : state) {
     const FuzzResult r = fuzzer.run(seeds);
     executions += r.stats.executions;
     corpus = r.stats.corpus_size;
+    findings = r.stats.findings;
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(executions));
   state.counters["corpus"] = static_cast<double>(corpus);
+  state.counters["findings"] = static_cast<double>(findings);
 }
 void BM_Loop_Nan_KdTree(benchmark::State& s) {
   loop(s, NanTarget(mnist_mlp()), KdTreeCoverage(0.707f), NonFiniteObjective());
@@ -94,6 +98,11 @@ void BM_Loop_Nan_BruteForce(benchmark::State& s) {
 void BM_Loop_Nan_NoCoverage(benchmark::State& s) { loop(s, NanTarget(mnist_mlp()), NoCoverage(), NonFiniteObjective()); }
 void BM_Loop_Pair_KdTree(benchmark::State& s) {
   loop(s, make_half_arithmetic_pair(mnist_mlp()), KdTreeCoverage(0.707f), DisagreementObjective(0, 1));
+}
+// The pair on an untrained network disagrees in nearly every batch: without the re-check, the
+// loop's own overhead on the two forward passes.
+void BM_Loop_Pair_KdTree_NoRecheck(benchmark::State& s) {
+  loop(s, make_half_arithmetic_pair(mnist_mlp()), KdTreeCoverage(0.707f), DisagreementObjective(0, 1), false);
 }
 void BM_Loop_Pair_NoCoverage(benchmark::State& s) {
   loop(s, make_half_arithmetic_pair(mnist_mlp()), NoCoverage(), DisagreementObjective(0, 1));
@@ -117,6 +126,7 @@ BENCHMARK(BM_Loop_Nan_KdTree)->Arg(16)->Arg(100)->Arg(256)->Unit(benchmark::kMil
 BENCHMARK(BM_Loop_Nan_BruteForce)->Arg(100)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Loop_Nan_NoCoverage)->Arg(16)->Arg(100)->Arg(256)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Loop_Pair_KdTree)->Arg(100)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Loop_Pair_KdTree_NoRecheck)->Arg(100)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Loop_Pair_NoCoverage)->Arg(100)->Unit(benchmark::kMillisecond);
 
 // --- Coverage scaling: novelty check + insert per vector at a given corpus size ------------

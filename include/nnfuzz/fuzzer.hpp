@@ -30,9 +30,9 @@ struct FuzzOptions {
   double max_seconds = 0;                 ///< stop after this much wall time (0 = no limit)
   Index max_findings = 1;  ///< stop after this many findings (1 = stop at the first; 0 = collect all)
   std::uint64_t seed = 0;  ///< the one seed of the run's RNG: same seed => same run, bit for bit
-  /// Re-evaluate every finding before reporting it (in a fresh batch of batch_size copies of the
-  /// input, the shape it was found in); one that does not fire again is counted in
-  /// FuzzStats::unconfirmed and dropped. Costs one extra batch per finding.
+  /// Re-evaluate every finding before reporting it (the hits of a batch together, in one fresh
+  /// batch of the shape they were found in); one that does not fire again is counted in
+  /// FuzzStats::unconfirmed and dropped. Costs one extra batch per batch with a hit.
   bool recheck_findings = true;
 };
 
@@ -197,11 +197,12 @@ class Fuzzer {
       }
       detail::run_objective(objective_, rows, out_, hits_);
       coverage_.observe(cov, is_new_);
+      const std::uint64_t before = st.executions;
       for (Index r = 0; r < n; ++r) {
         ++st.executions;
         corpus_.add(rows.row(r).data(), cov.row(r).data(), -1, first + r, 0, 0);
-        if (hits_(r)) record(result, rows.row(r), first + r, -1, 0, r);
       }
+      record_hits(result, rows, before, [first](Index r) { return first + r; }, -1, 0);
     }
     loop(result, 0, callbacks...);
     return result;
@@ -296,6 +297,7 @@ class Fuzzer {
     last_new_ = start_;
     batch_.resize(options_.batch_size, model_.input_dim());
     hits_.resize(options_.batch_size);
+    hit_rows_.reserve(static_cast<std::size_t>(options_.batch_size));
     is_new_.resize(options_.batch_size);
   }
 
@@ -328,14 +330,17 @@ class Fuzzer {
       detail::run_objective(objective_, batch, out_, hits_);
       coverage_.observe(cov, is_new_);
       Index added = 0;
+      const std::uint64_t before = st.executions;
       for (Index r = 0; r < n; ++r) {
         ++st.executions;
         if (is_new_(r)) {
           corpus_.add(batch.row(r).data(), cov.row(r).data(), parent, pe.root, pe.depth + 1, st.executions);
           ++added;
         }
-        if (hits_(r) && !stop) stop = record(result, batch.row(r), pe.root, parent, pe.depth + 1, r, callbacks...);
       }
+      if (!stop)
+        stop = record_hits(result, batch, before, [root = pe.root](Index) { return root; }, parent, pe.depth + 1,
+                           callbacks...);
       ++st.iterations;
       update_stats(st);
       if (added > 0) {
@@ -392,37 +397,49 @@ class Fuzzer {
     return false;
   }
 
-  template <typename Row, typename... Callbacks>
-  bool record(FuzzResult& result, const Row& input, Index root, Index parent, Index depth, Index row,
-              Callbacks&... callbacks) {
-    if (options_.max_findings > 0 && result.stats.findings >= options_.max_findings) return true;
-    Finding f;
-    f.input = input;
-    f.root = root;
-    f.parent = parent;
-    f.depth = depth;
-    f.execution = result.stats.executions;
-    f.what = detail::describe_objective(objective_, out_, row);
-    if (options_.recheck_findings && !confirm(f.input)) {
-      ++result.stats.unconfirmed;
-      return false;
+  // Records the rows the objective hit (hits_), in row order; row r was execution
+  // `first_execution + r + 1`. With recheck_findings, the hits of a batch are first re-evaluated
+  // together in one fresh batch of the same shape (hit j in row j, the rest copies of the last
+  // hit), with a copy of the objective (whose state, such as AnyOf's record of which part fired,
+  // must stay that of this batch); a hit that does not fire again is dropped and counted.
+  // Returns true when a callback or max_findings stops the run.
+  template <typename Rows, typename RootOf, typename... Callbacks>
+  bool record_hits(FuzzResult& result, const Rows& rows, std::uint64_t first_execution, RootOf root_of, Index parent,
+                   Index depth, Callbacks&... callbacks) {
+    const Index n = rows.rows();
+    hit_rows_.clear();
+    for (Index r = 0; r < n; ++r)
+      if (hits_(r)) hit_rows_.push_back(r);
+    if (hit_rows_.empty()) return false;
+    const Index k = static_cast<Index>(hit_rows_.size());
+    if (options_.recheck_findings) {
+      recheck_batch_.resize(n, rows.cols());
+      for (Index j = 0; j < n; ++j) recheck_batch_.row(j) = rows.row(hit_rows_[static_cast<std::size_t>(std::min(j, k - 1))]);
+      model_.evaluate(recheck_batch_, recheck_out_);
+      Objective objective = objective_;
+      detail::run_objective(objective, recheck_batch_, recheck_out_, recheck_hits_);
     }
-    result.findings.push_back(std::move(f));
-    result.stats.findings = static_cast<Index>(result.findings.size());
-    bool stop = any_of_hooks([&](auto& c) { return detail::call_on_finding(c, result.findings.back(), result.stats); },
-                             callbacks...);
-    if (options_.max_findings > 0 && result.stats.findings >= options_.max_findings) stop = true;
-    return stop;
-  }
-
-  // Re-evaluates an input in a fresh batch of copies, with a copy of the objective (whose state,
-  // such as AnyOf's record of which part fired, must stay that of the current batch).
-  bool confirm(const RowVector& input) {
-    recheck_batch_ = input.replicate(options_.batch_size, 1);
-    model_.evaluate(recheck_batch_, recheck_out_);
-    Objective objective = objective_;
-    detail::run_objective(objective, recheck_batch_, recheck_out_, recheck_hits_);
-    return recheck_hits_.size() > 0 && recheck_hits_(0);
+    FuzzStats& st = result.stats;
+    for (Index j = 0; j < k; ++j) {
+      if (options_.max_findings > 0 && st.findings >= options_.max_findings) return true;
+      const Index r = hit_rows_[static_cast<std::size_t>(j)];
+      if (options_.recheck_findings && !(recheck_hits_.size() > j && recheck_hits_(j))) {
+        ++st.unconfirmed;
+        continue;
+      }
+      Finding f;
+      f.input = rows.row(r);
+      f.root = root_of(r);
+      f.parent = parent;
+      f.depth = depth;
+      f.execution = first_execution + static_cast<std::uint64_t>(r) + 1;
+      f.what = detail::describe_objective(objective_, out_, r);
+      result.findings.push_back(std::move(f));
+      st.findings = static_cast<Index>(result.findings.size());
+      if (any_of_hooks([&](auto& c) { return detail::call_on_finding(c, result.findings.back(), st); }, callbacks...))
+        return true;
+    }
+    return options_.max_findings > 0 && st.findings >= options_.max_findings;
   }
 
   void update_stats(FuzzStats& st) const {
@@ -445,6 +462,7 @@ class Fuzzer {
   RowMatrix batch_, recheck_batch_;
   Mask recheck_hits_;
   Mask hits_, is_new_;
+  std::vector<Index> hit_rows_;  // rows of the current batch the objective hit
   Clock::time_point start_, last_new_;
 };
 
