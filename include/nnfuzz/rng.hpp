@@ -71,31 +71,35 @@ class Rng {
 
   /// Fills out[0..n) with uniform floats in [lo, hi).
   void fill_uniform(float* out, Index n, float lo = 0.0f, float hi = 1.0f) {
-    float block[kLanes];
     const float scale = hi - lo;
+    Lanes lanes(lanes_);
     Index i = 0;
+    F32x16 v;
     for (; i + kLanes <= n; i += kLanes) {
-      next_block_open0(out + i);
-      for (int l = 0; l < kLanes; ++l) out[i + l] = lo + scale * out[i + l];
+      lanes.open0(v);
+      v = lo + scale * v;
+      std::memcpy(out + i, &v, sizeof v);
     }
     if (i < n) {
-      next_block_open0(block);
-      for (Index l = 0; i + l < n; ++l) out[i + l] = lo + scale * block[l];
+      lanes.open0(v);
+      v = lo + scale * v;
+      std::memcpy(out + i, &v, sizeof(float) * static_cast<std::size_t>(n - i));
     }
+    lanes.store(lanes_);
   }
 
   /// Fills out[0..n) with standard normal floats (Box-Muller on 16 lanes at a time).
   void fill_normal(float* out, Index n) {
     using Block = Eigen::Array<float, kLanes, 1>;
-    alignas(64) float u1[kLanes];
-    alignas(64) float u2[kLanes];
+    alignas(64) F32x16 u1, u2;
     Block r, theta, tail;
+    Lanes lanes(lanes_);
     Index i = 0;
     while (i < n) {
-      next_block_open1(u1);
-      next_block_open0(u2);
-      r = (Eigen::Map<Block>(u1).log() * -2.0f).sqrt();
-      theta = Eigen::Map<Block>(u2) * 6.2831853071795864f;
+      lanes.open1(u1);
+      lanes.open0(u2);
+      r = (Eigen::Map<Block>(reinterpret_cast<float*>(&u1)).log() * -2.0f).sqrt();
+      theta = Eigen::Map<Block>(reinterpret_cast<float*>(&u2)) * 6.2831853071795864f;
       const Index remaining = n - i;
       if (remaining >= 2 * kLanes) {
         Eigen::Map<Block>(out + i) = r * theta.cos();
@@ -114,11 +118,11 @@ class Rng {
         i = n;
       }
     }
+    lanes.store(lanes_);
   }
 
  private:
   static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  static std::uint32_t rotl32(std::uint32_t x, int k) { return (x << k) | (x >> (32 - k)); }
   static std::uint64_t splitmix64(std::uint64_t& x) {
     std::uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -126,31 +130,51 @@ class Rng {
     return z ^ (z >> 31);
   }
 
-  // One step of 16 xoshiro128+ lanes: 16 raw 32-bit outputs.
-  void next_raw(std::uint32_t* raw) {
-    for (int l = 0; l < kLanes; ++l) {
-      raw[l] = lanes_[0][l] + lanes_[3][l];
-      const std::uint32_t t = lanes_[1][l] << 9;
-      lanes_[2][l] ^= lanes_[0][l];
-      lanes_[3][l] ^= lanes_[1][l];
-      lanes_[1][l] ^= lanes_[2][l];
-      lanes_[0][l] ^= lanes_[3][l];
-      lanes_[2][l] ^= t;
-      lanes_[3][l] = rotl32(lanes_[3][l], 11);
+  // 16 lanes as one vector (GCC/Clang vector extensions: one AVX-512 register, or a few SSE/AVX
+  // ones), so that a whole fill keeps the generator state in registers.
+  typedef std::uint32_t U32x16 __attribute__((vector_size(64)));
+  typedef float F32x16 __attribute__((vector_size(64)));
+
+  // The 16 xoshiro128+ lanes, loaded from the state for one fill and stored back after it.
+  struct Lanes {
+    U32x16 s0, s1, s2, s3;
+    explicit Lanes(const std::uint32_t (&state)[4][kLanes]) {
+      std::memcpy(&s0, state[0], sizeof s0);
+      std::memcpy(&s1, state[1], sizeof s1);
+      std::memcpy(&s2, state[2], sizeof s2);
+      std::memcpy(&s3, state[3], sizeof s3);
     }
-  }
-  // 16 floats in [0, 1): the top 24 bits (xoshiro128+'s low bits are weak).
-  void next_block_open0(float* out) {
-    alignas(64) std::uint32_t raw[kLanes];
-    next_raw(raw);
-    for (int l = 0; l < kLanes; ++l) out[l] = static_cast<float>(raw[l] >> 8) * 0x1.0p-24f;
-  }
-  // 16 floats in (0, 1]: safe to take the logarithm of.
-  void next_block_open1(float* out) {
-    alignas(64) std::uint32_t raw[kLanes];
-    next_raw(raw);
-    for (int l = 0; l < kLanes; ++l) out[l] = static_cast<float>((raw[l] >> 8) + 1u) * 0x1.0p-24f;
-  }
+    void store(std::uint32_t (&state)[4][kLanes]) const {
+      std::memcpy(state[0], &s0, sizeof s0);
+      std::memcpy(state[1], &s1, sizeof s1);
+      std::memcpy(state[2], &s2, sizeof s2);
+      std::memcpy(state[3], &s3, sizeof s3);
+    }
+    // One step of every lane: 16 raw 32-bit outputs. (Vectors travel by reference only: passing
+    // a 64-byte vector by value would warn about the ABI where AVX-512 is not enabled.)
+    void next(U32x16& raw) {
+      raw = s0 + s3;
+      const U32x16 t = s1 << 9;
+      s2 ^= s0;
+      s3 ^= s1;
+      s1 ^= s2;
+      s0 ^= s3;
+      s2 ^= t;
+      s3 = (s3 << 11) | (s3 >> 21);
+    }
+    // Next 16 floats in [0, 1): the top 24 bits (xoshiro128+'s low bits are weak).
+    void open0(F32x16& out) {
+      U32x16 raw;
+      next(raw);
+      out = __builtin_convertvector(raw >> 8, F32x16) * 0x1.0p-24f;
+    }
+    // Next 16 floats in (0, 1]: safe to take the logarithm of.
+    void open1(F32x16& out) {
+      U32x16 raw;
+      next(raw);
+      out = __builtin_convertvector((raw >> 8) + 1u, F32x16) * 0x1.0p-24f;
+    }
+  };
 
   std::uint64_t s_[4];
   alignas(64) std::uint32_t lanes_[4][kLanes];

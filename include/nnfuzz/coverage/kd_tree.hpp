@@ -120,6 +120,7 @@ class KdTreeCoverage {
       job_ = std::move(other.job_);
       job_first_ = other.job_first_;
       job_last_ = other.job_last_;
+      background_rebuilds_ = other.background_rebuilds_;
     }
     return *this;
   }
@@ -146,6 +147,7 @@ class KdTreeCoverage {
     trees_.clear();
     store_.reset(dim);
     built_end_ = 0;
+    background_rebuilds_ = 0;
     scratch_.assign(static_cast<std::size_t>(dim), 0.0f);
   }
   /// Sets is_new(i) for each row and remembers the new ones.
@@ -181,6 +183,17 @@ class KdTreeCoverage {
   std::size_t tree_count() const { return trees_.size(); }
   /// True while a background rebuild is running.
   bool rebuilding() const { return job_.valid(); }
+  /// Rebuilds started on the background thread so far (since reset()).
+  std::size_t background_rebuilds() const { return background_rebuilds_; }
+  /// Waits for background rebuilds and installs them, until none is running: afterwards every
+  /// tree is larger than all later trees together (at most log2(size() / 64) + 1 trees).
+  /// Never needed for correctness; for tests, benchmarks, and before measuring memory.
+  void finish_rebuilds() {
+    while (job_.valid()) {
+      job_.wait();
+      poll_job();
+    }
+  }
 
  private:
   using Tree = detail::KdRangeTree;
@@ -293,6 +306,7 @@ class KdTreeCoverage {
     }
     job_first_ = first_tree;
     job_last_ = trees_.size() - 1;
+    ++background_rebuilds_;
   }
 
   // Installs a finished background rebuild (trees job_first_ .. job_last_ become one).
@@ -325,6 +339,7 @@ class KdTreeCoverage {
   std::vector<float> scratch_;  // per-dimension distances of the search (no allocation per query)
   std::future<std::unique_ptr<Tree>> job_;
   std::size_t job_first_ = 0, job_last_ = 0;
+  std::size_t background_rebuilds_ = 0;
 };
 
 }  // namespace nnfuzz
