@@ -111,6 +111,44 @@ TEST_CASE("KdTreeCoverage: background rebuilds change no decision", "[coverage]"
   REQUIRE_THROWS_WITH(KdTreeCoverage(1.0f, 16, 0), Catch::Contains("max_blocking_build") && Catch::Contains("got 0"));
 }
 
+TEMPLATE_TEST_CASE("Coverage: a vector with NaN or Inf is never new, never stored, and spoils nothing", "[coverage]",
+                   KdTreeCoverage, BruteForceCoverage, AutoCoverage) {
+  // NaN coverage is real: Σ|logits| of the very input that triggers a NaN. A stored NaN would
+  // poison a KD-tree's bounding boxes (NaN comparisons prune everything) and a GEMM screen.
+  Rng rng(29);
+  TestType cov(0.5f);
+  BruteForceCoverage clean(0.5f);  // sees the finite rows only
+  cov.reset(1);
+  clean.reset(1);
+  RowMatrix batch(50, 1);
+  Mask a, b;
+  Index disagreements = 0, non_finite_new = 0, finite_rows = 0;
+  for (int it = 0; it < 60; ++it) {
+    rng.fill_uniform(batch.data(), batch.size(), -2000, 2000);
+    for (Index r = 0; r < batch.rows(); ++r)
+      if (rng.uniform_index(5) == 0)
+        batch(r, 0) = rng.uniform_index(2) ? std::numeric_limits<float>::quiet_NaN() : -std::numeric_limits<float>::infinity();
+    cov.observe(batch, a);
+    std::vector<Index> finite;
+    for (Index r = 0; r < batch.rows(); ++r) {
+      if (std::isfinite(batch(r, 0)))
+        finite.push_back(r);
+      else
+        non_finite_new += a(r);
+    }
+    RowMatrix f(static_cast<Index>(finite.size()), 1);
+    for (std::size_t i = 0; i < finite.size(); ++i) f(static_cast<Index>(i), 0) = batch(finite[i], 0);
+    clean.observe(f, b);
+    for (std::size_t i = 0; i < finite.size(); ++i) disagreements += a(finite[i]) != b(static_cast<Index>(i));
+    finite_rows += static_cast<Index>(finite.size());
+  }
+  CHECK(non_finite_new == 0);
+  CHECK(disagreements == 0);
+  CHECK(cov.size() == clean.size());
+  CHECK(cov.size() > 1000);  // enough for the KD-tree to hold several trees
+  CHECK(finite_rows < 60 * 50);
+}
+
 TEST_CASE("NoCoverage: nothing is ever new", "[coverage]") {
   NoCoverage c;
   c.reset(3);

@@ -406,6 +406,8 @@ class Fuzzer {
   template <typename Rows, typename RootOf, typename... Callbacks>
   bool record_hits(FuzzResult& result, const Rows& rows, std::uint64_t first_execution, RootOf root_of, Index parent,
                    Index depth, Callbacks&... callbacks) {
+    FuzzStats& st = result.stats;
+    if (options_.max_findings > 0 && st.findings >= options_.max_findings) return true;
     const Index n = rows.rows();
     hit_rows_.clear();
     for (Index r = 0; r < n; ++r)
@@ -419,7 +421,6 @@ class Fuzzer {
       Objective objective = objective_;
       detail::run_objective(objective, recheck_batch_, recheck_out_, recheck_hits_);
     }
-    FuzzStats& st = result.stats;
     for (Index j = 0; j < k; ++j) {
       if (options_.max_findings > 0 && st.findings >= options_.max_findings) return true;
       const Index r = hit_rows_[static_cast<std::size_t>(j)];

@@ -132,8 +132,10 @@ class Rng {
 
   // 16 lanes as one vector (GCC/Clang vector extensions: one AVX-512 register, or a few SSE/AVX
   // ones), so that a whole fill keeps the generator state in registers.
-  typedef std::uint32_t U32x16 __attribute__((vector_size(64)));
-  typedef float F32x16 __attribute__((vector_size(64)));
+  // may_alias: F32x16 buffers are read as float arrays (Eigen::Map) in fill_normal.
+  typedef std::uint32_t U32x16 __attribute__((vector_size(64), __may_alias__));
+  typedef float F32x16 __attribute__((vector_size(64), __may_alias__));
+  static_assert(kLanes == 16, "Lanes holds 16 lanes per vector");
 
   // The 16 xoshiro128+ lanes, loaded from the state for one fill and stored back after it.
   struct Lanes {

@@ -11,7 +11,8 @@
 namespace nnfuzz {
 
 /// Coverage policy: a vector is new when its L2 distance to every vector seen so far (including
-/// earlier new rows of the same batch) is at least `threshold`; new vectors are remembered.
+/// earlier new rows of the same batch) is at least `threshold`; new vectors are remembered. A
+/// vector with a NaN or infinite element is never new and never stored.
 ///
 /// Exact. A batch is screened against the stored vectors with one matrix product per 4 MiB chunk
 /// (|q|² + |s|² − 2 q·s, fast at any dimension); rows whose screened distance is within rounding
@@ -57,6 +58,10 @@ class BruteForceCoverage {
     }
     for (Index i = 0; i < b; ++i) {
       const float* q = vectors.row(i).data();
+      if (!detail::all_finite(q, vectors.cols())) {  // no distance to anything: never new
+        is_new(i) = false;
+        continue;
+      }
       bool fresh;
       // Rounding of the expansion is bounded by a few ulps of |q|² + |s|²; only rows inside that
       // band need the exact check.
@@ -90,11 +95,8 @@ class BruteForceCoverage {
   // True when stored rows [first, last) are all at squared distance >= r2 from q.
   bool exact_far(const float* q, Index first, Index last, float r2) const {
     const Index d = store_.cols();
-    const Eigen::Map<const Eigen::ArrayXf> qa(q, d);
-    for (Index j = first; j < last; ++j) {
-      const Eigen::Map<const Eigen::ArrayXf> s(store_.row(j), d);
-      if ((s - qa).square().sum() < r2) return false;
-    }
+    for (Index j = first; j < last; ++j)
+      if (detail::squared_distance_below(q, store_.row(j), d, r2)) return false;
     return true;
   }
 

@@ -18,23 +18,6 @@ namespace nnfuzz {
 
 namespace detail {
 
-// True when |a - b|² < r2, summed in nanoflann's order (groups of four); stops as soon as the
-// partial sum reaches r2 (adding squares never decreases a float sum, so the answer is the same).
-inline bool squared_distance_below(const float* a, const float* b, Index dim, float r2) {
-  float s = 0;
-  Index d = 0;
-  for (; d + 4 <= dim; d += 4) {
-    const float d0 = a[d] - b[d], d1 = a[d + 1] - b[d + 1], d2 = a[d + 2] - b[d + 2], d3 = a[d + 3] - b[d + 3];
-    s += d0 * d0 + d1 * d1 + d2 * d2 + d3 * d3;
-    if (s >= r2) return false;
-  }
-  for (; d < dim; ++d) {
-    const float t = a[d] - b[d];
-    s += t * t;
-  }
-  return s < r2;
-}
-
 // nanoflann dataset adaptor over rows [first, first + count) of a RowStore, through a copy of its
 // chunk pointers: safe to read from a builder thread while the owner appends rows (appending may
 // reallocate the store's table of chunks, never a chunk).
@@ -76,9 +59,12 @@ struct KdRangeTree {
 /// Coverage policy: a vector is new when its L2 distance to every vector seen so far (including
 /// earlier new rows of the same batch) is at least `threshold`; new vectors are remembered.
 ///
-/// Exact, like BruteForceCoverage (the two agree on every decision), and far faster than it for
-/// low-dimensional coverage and large corpora. The stored vectors live in one chunked store;
-/// the newest few (up to 4 × leaf_size) are searched directly, the rest by a short list of
+/// Exact, like BruteForceCoverage (the two agree on every decision: both decide with
+/// detail::squared_distance_below), and far faster than it for low-dimensional coverage and
+/// large corpora. A vector with a NaN or infinite element is never new and never stored.
+///
+/// The stored vectors live in one chunked store; the newest few (up to 4 × leaf_size) are
+/// searched directly, the rest by a short list of
 /// static KD-trees built by nanoflann over consecutive ranges, each tree larger than all later
 /// ones together (a logarithmic method: about log2(N / 64) trees, each vector rebuilt about
 /// log2(N / 64) times in all). A query walks the trees largest first and stops at the first
@@ -157,7 +143,7 @@ class KdTreeCoverage {
     is_new.resize(vectors.rows());
     for (Index i = 0; i < vectors.rows(); ++i) {
       const float* q = vectors.row(i).data();
-      const bool fresh = !seen(q);
+      const bool fresh = detail::all_finite(q, dim()) && !seen(q);
       is_new(i) = fresh;
       if (fresh) insert(q);
     }
@@ -206,19 +192,22 @@ class KdTreeCoverage {
 
   Index tail_limit() const { return static_cast<Index>(4 * leaf_size_); }
 
-  // Is any stored vector strictly closer than the threshold?
+  // Is any stored vector strictly closer than the threshold? Subtrees are pruned on a lower
+  // bound of the distance computed incrementally (nanoflann's arithmetic), with a relative slack
+  // for its rounding, so that pruning never drops a vector the exact leaf test would accept.
   bool seen(const float* q) {
     const float r2 = threshold_ * threshold_;
     const Index d = dim();
+    const float prune_above = r2 * (1.0f + 8.0f * static_cast<float>(d + 2) * std::numeric_limits<float>::epsilon());
     for (const Range& r : trees_)
-      if (seen_in(r, q, r2)) return true;
+      if (seen_in(r, q, r2, prune_above)) return true;
     for (Index i = built_end_; i < store_.size(); ++i)
       if (detail::squared_distance_below(q, store_.row(i), d, r2)) return true;
     return false;
   }
 
   // nanoflann's exact search (same pruning arithmetic), stopping at the first hit.
-  bool seen_in(const Range& r, const float* q, float r2) {
+  bool seen_in(const Range& r, const float* q, float r2, float prune_above) {
     const auto& bbox = detail::nanoflann_bbox(r.tree->tree);
     float mind = 0;
     for (Index k = 0; k < dim(); ++k) {
@@ -229,10 +218,10 @@ class KdTreeCoverage {
       if (q[k] > hi) dk = (q[k] - hi) * (q[k] - hi);
       mind += dk;
     }
-    if (mind > r2) return false;
-    return seen_below(detail::nanoflann_root(r.tree->tree), r, q, mind, r2);
+    if (mind > prune_above) return false;
+    return seen_below(detail::nanoflann_root(r.tree->tree), r, q, mind, r2, prune_above);
   }
-  bool seen_below(const Node* node, const Range& r, const float* q, float mind, float r2) {
+  bool seen_below(const Node* node, const Range& r, const float* q, float mind, float r2, float prune_above) {
     if (node->child1 == nullptr && node->child2 == nullptr) {
       const auto& order = detail::nanoflann_order(r.tree->tree);
       for (auto i = node->node_type.lr.left; i < node->node_type.lr.right; ++i)
@@ -245,12 +234,12 @@ class KdTreeCoverage {
     const Node* best = low_first ? node->child1 : node->child2;
     const Node* other = low_first ? node->child2 : node->child1;
     const float cut = low_first ? diff2 * diff2 : diff1 * diff1;
-    if (seen_below(best, r, q, mind, r2)) return true;
+    if (seen_below(best, r, q, mind, r2, prune_above)) return true;
     float& dk = scratch_[static_cast<std::size_t>(k)];
     const float saved = dk;
     const float other_mind = mind + cut - saved;
     dk = cut;
-    const bool hit = other_mind <= r2 && seen_below(other, r, q, other_mind, r2);
+    const bool hit = other_mind <= prune_above && seen_below(other, r, q, other_mind, r2, prune_above);
     dk = saved;
     return hit;
   }
@@ -264,7 +253,7 @@ class KdTreeCoverage {
     if (end > built_end_) built_end_ = end;
   }
 
-  // Keeps every tree larger than all later ones together: merges the shortest suffix that breaks
+  // Keeps every tree larger than all later ones together: merges the longest suffix that breaks
   // this, on this thread when small, else in the background (one rebuild at a time; trees that
   // are being merged are left alone until it is installed).
   void maintain() {

@@ -16,6 +16,32 @@ inline float coverage_threshold_from_squared(float squared) {
 }
 
 namespace detail {
+// True when |a - b|² < r2, summed in groups of four (nanoflann's order); stops as soon as the
+// partial sum reaches r2 (adding squares never decreases a float sum, so the answer is the
+// same). The one exact test every coverage back-end uses, so that they agree bit for bit.
+inline bool squared_distance_below(const float* a, const float* b, Index dim, float r2) {
+  float s = 0;
+  Index d = 0;
+  for (; d + 4 <= dim; d += 4) {
+    const float d0 = a[d] - b[d], d1 = a[d + 1] - b[d + 1], d2 = a[d + 2] - b[d + 2], d3 = a[d + 3] - b[d + 3];
+    s += d0 * d0 + d1 * d1 + d2 * d2 + d3 * d3;
+    if (s >= r2) return false;
+  }
+  for (; d < dim; ++d) {
+    const float t = a[d] - b[d];
+    s += t * t;
+  }
+  return s < r2;
+}
+
+// True when every element of v[0, dim) is finite. A coverage vector with a NaN or infinity has
+// no distance to anything: no back-end calls it new or stores it.
+inline bool all_finite(const float* v, Index dim) {
+  bool ok = true;
+  for (Index d = 0; d < dim; ++d) ok &= std::isfinite(v[d]);
+  return ok;
+}
+
 inline float checked_threshold(const char* who, float threshold) {
   if (!(threshold > 0) || !std::isfinite(threshold))
     fail(who, ": option 'threshold' (an L2 radius) must be positive and finite, got ", threshold);
