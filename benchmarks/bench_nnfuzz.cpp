@@ -121,7 +121,8 @@ void BM_Loop_Nan_Parallel(benchmark::State& state) {
   for (auto _ : state) executions += run_parallel(fuzzer, seeds, static_cast<int>(state.range(0))).stats.executions;
   state.SetItemsProcessed(static_cast<std::int64_t>(executions));
 }
-BENCHMARK(BM_Loop_Nan_Parallel)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+// Two workers share the machine with whatever else runs on the host: median of 5.
+BENCHMARK(BM_Loop_Nan_Parallel)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK(BM_Loop_Nan_KdTree)->Arg(16)->Arg(100)->Arg(256)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Loop_Nan_BruteForce)->Arg(100)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Loop_Nan_NoCoverage)->Arg(16)->Arg(100)->Arg(256)->Unit(benchmark::kMillisecond);
