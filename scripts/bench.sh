@@ -9,5 +9,6 @@ scripts/setup.sh
 cmake -S . -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build "${build}" -j "$(nproc)" --target bench_nnfuzz
 mkdir -p out
-"${build}/benchmarks/bench_nnfuzz" --benchmark_out=out/bench.json --benchmark_out_format=json "$@"
+"${build}/benchmarks/bench_nnfuzz" --benchmark_enable_random_interleaving=true \
+  --benchmark_out=out/bench.json --benchmark_out_format=json "$@"
 echo "bench.sh: JSON in out/bench.json"
