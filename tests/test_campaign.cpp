@@ -35,6 +35,25 @@ auto planted(std::uint64_t seed, std::uint64_t executions) {
   o.seed = seed;
   return make_fuzzer(PlantedModel{}, RecentSampler(), GaussianMutator(0.05f), KdTreeCoverage(0.005f), NonFiniteObjective(), o);
 }
+// A child process running body(write_fd) then exiting 0, with a pipe back to the parent.
+struct Child {
+  pid_t pid;
+  int read_fd;  // the parent's end of the pipe
+};
+template <typename Body>
+Child fork_with_pipe(Body body) {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    body(fds[1]);
+    std::_Exit(0);
+  }
+  ::close(fds[1]);
+  return {pid, fds[0]};
+}
 // Everything a child wrote on a pipe, until it closed its end.
 std::string read_all_and_close(int fd) {
   std::string got;
@@ -173,33 +192,26 @@ void kill_campaigns(int rounds, std::uint64_t pick_seed) {
   int kills = 0, reported_total = 0;
   for (int round = 0; round < rounds; ++round) {
     const std::string dir = (t.dir / ("kill" + std::to_string(round))).string();
-    int fds[2];
-    REQUIRE(::pipe(fds) == 0);
-    const pid_t child = ::fork();
-    REQUIRE(child >= 0);
-    if (child == 0) {
-      // The campaign: a long run that keeps finding the planted NaN; each finding is reported
-      // on the pipe (as a printer would print it) after the saver has written it.
-      ::close(fds[0]);
+    // The campaign: a long run that keeps finding the planted NaN; each finding is reported on
+    // the pipe (as a printer would print it) after the saver has written it.
+    const Child child = fork_with_pipe([&](int fd) {
       struct Reporter {
         int fd;
         void on_finding(const Finding& f, const FuzzStats&) {
           const std::string line = std::to_string(f.execution) + "\n";
           if (::write(fd, line.data(), line.size()) < 0) std::_Exit(3);
         }
-      } reporter{fds[1]};
+      } reporter{fd};
       auto f = planted(static_cast<std::uint64_t>(round + 1), 50000000);
       CampaignSaver saver(dir, 1, 0.05);
       f.run(planted_seeds(), saver, reporter);
-      std::_Exit(0);
-    }
-    ::close(fds[1]);
+    });
     ::usleep(static_cast<useconds_t>(150000 + pick.uniform_index(600000)));  // 0.15 - 0.75 s
-    ::kill(child, SIGKILL);
+    ::kill(child.pid, SIGKILL);
     int status = 0;
-    ::waitpid(child, &status, 0);
+    ::waitpid(child.pid, &status, 0);
     kills += WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-    const std::string got = read_all_and_close(fds[0]);
+    const std::string got = read_all_and_close(child.read_fd);
     std::vector<std::uint64_t> reported;
     for (std::size_t at = 0, nl; (nl = got.find('\n', at)) != std::string::npos; at = nl + 1)
       reported.push_back(std::stoull(got.substr(at, nl - at)));
@@ -256,12 +268,7 @@ TEST_CASE("Campaign: a full disk (file-size quota) gives a clear error, not a cr
   auto f = planted(1, 20000);
   f.run(planted_seeds(100));  // a corpus of well over 8 KiB
   REQUIRE(f.corpus().memory_bytes() > 2 * 8192);
-  int fds[2];
-  REQUIRE(::pipe(fds) == 0);
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    ::close(fds[0]);
+  const Child child = fork_with_pipe([&](int fd) {
     std::signal(SIGXFSZ, SIG_IGN);
     const rlimit lim{8192, 8192};
     ::setrlimit(RLIMIT_FSIZE, &lim);
@@ -271,13 +278,11 @@ TEST_CASE("Campaign: a full disk (file-size quota) gives a clear error, not a cr
     } catch (const std::invalid_argument& e) {
       msg = e.what();
     }
-    if (::write(fds[1], msg.data(), msg.size()) < 0) std::_Exit(3);
-    std::_Exit(0);
-  }
-  ::close(fds[1]);
-  const std::string msg = read_all_and_close(fds[0]);
+    if (::write(fd, msg.data(), msg.size()) < 0) std::_Exit(3);
+  });
+  const std::string msg = read_all_and_close(child.read_fd);
   int status = 0;
-  ::waitpid(child, &status, 0);
+  ::waitpid(child.pid, &status, 0);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   INFO(msg);

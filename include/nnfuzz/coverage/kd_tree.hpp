@@ -27,8 +27,11 @@ struct RowRangeAdaptor {
   int shift = 0;
 
   RowRangeAdaptor(const RowStore& store, Index first_row, Index rows)
-      : first(first_row), count(rows), cols(store.cols()), rows_per_chunk(store.rows_per_chunk()) {
-    while ((Index{1} << shift) < rows_per_chunk) ++shift;
+      : first(first_row),
+        count(rows),
+        cols(store.cols()),
+        rows_per_chunk(store.rows_per_chunk()),
+        shift(store.chunk_shift()) {
     const auto used = static_cast<std::size_t>((first_row + rows + rows_per_chunk - 1) >> shift);
     chunks.reserve(used);
     for (std::size_t c = 0; c < used; ++c) chunks.push_back(store.chunk_data(c));
@@ -42,7 +45,7 @@ struct RowRangeAdaptor {
   bool kdtree_get_bbox(BBox&) const { return false; }
 };
 
-// One static KD-tree over a contiguous range of stored rows. nanoflann builds it; KdTreeCoverage
+// One static KD-tree over the stored rows [begin(), end()). nanoflann builds it; KdTreeCoverage
 // walks it with its own first-hit search (no allocation per query, unlike findNeighbors()).
 struct KdRangeTree {
   using Tree = nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Adaptor<float, RowRangeAdaptor, float, std::size_t>,
@@ -52,6 +55,9 @@ struct KdRangeTree {
   KdRangeTree(RowRangeAdaptor rows, std::size_t leaf_size)
       : data(std::move(rows)),
         tree(static_cast<int>(data.cols), data, nanoflann::KDTreeSingleIndexAdaptorParams(leaf_size)) {}
+  Index begin() const { return data.first; }
+  Index end() const { return data.first + data.count; }
+  Index size() const { return data.count; }
 };
 
 }  // namespace detail
@@ -101,7 +107,6 @@ class KdTreeCoverage {
       max_blocking_build_ = other.max_blocking_build_;
       store_ = std::move(other.store_);
       trees_ = std::move(other.trees_);
-      built_end_ = other.built_end_;
       scratch_ = std::move(other.scratch_);
       job_ = std::move(other.job_);
       job_first_ = other.job_first_;
@@ -132,7 +137,6 @@ class KdTreeCoverage {
     drop_job();
     trees_.clear();
     store_.reset(dim);
-    built_end_ = 0;
     background_rebuilds_ = 0;
     scratch_.assign(static_cast<std::size_t>(dim), 0.0f);
   }
@@ -143,7 +147,7 @@ class KdTreeCoverage {
     is_new.resize(vectors.rows());
     for (Index i = 0; i < vectors.rows(); ++i) {
       const float* q = vectors.row(i).data();
-      const bool fresh = detail::all_finite(q, dim()) && !seen(q);
+      const bool fresh = vectors.row(i).allFinite() && !seen(q);
       is_new(i) = fresh;
       if (fresh) insert(q);
     }
@@ -152,8 +156,8 @@ class KdTreeCoverage {
   void insert(const float* v) {
     NNFUZZ_ASSERT(dim() > 0);
     store_.append(v);
-    if (store_.size() - built_end_ >= tail_limit()) {
-      build_now(built_end_, store_.size());
+    if (store_.size() - built_end() >= tail_limit()) {
+      build_now(built_end(), store_.size());
       maintain();
     }
   }
@@ -184,13 +188,10 @@ class KdTreeCoverage {
  private:
   using Tree = detail::KdRangeTree;
   using Node = typename Tree::Tree::Node;
-  struct Range {
-    Index begin, end;
-    std::unique_ptr<Tree> tree;
-    Index size() const { return end - begin; }
-  };
 
   Index tail_limit() const { return static_cast<Index>(4 * leaf_size_); }
+  // Rows from here on are not in a tree yet: they are searched directly.
+  Index built_end() const { return trees_.empty() ? 0 : trees_.back()->end(); }
 
   // Is any stored vector strictly closer than the threshold? Subtrees are pruned on a lower
   // bound of the distance computed incrementally (nanoflann's arithmetic), with a relative slack
@@ -199,16 +200,16 @@ class KdTreeCoverage {
     const float r2 = threshold_ * threshold_;
     const Index d = dim();
     const float prune_above = r2 * (1.0f + 8.0f * static_cast<float>(d + 2) * std::numeric_limits<float>::epsilon());
-    for (const Range& r : trees_)
-      if (seen_in(r, q, r2, prune_above)) return true;
-    for (Index i = built_end_; i < store_.size(); ++i)
+    for (const auto& t : trees_)
+      if (seen_in(*t, q, r2, prune_above)) return true;
+    for (Index i = built_end(); i < store_.size(); ++i)
       if (detail::squared_distance_below(q, store_.row(i), d, r2)) return true;
     return false;
   }
 
   // nanoflann's exact search (same pruning arithmetic), stopping at the first hit.
-  bool seen_in(const Range& r, const float* q, float r2, float prune_above) {
-    const auto& bbox = detail::nanoflann_bbox(r.tree->tree);
+  bool seen_in(const Tree& t, const float* q, float r2, float prune_above) {
+    const auto& bbox = detail::nanoflann_bbox(t.tree);
     float mind = 0;
     for (Index k = 0; k < dim(); ++k) {
       float& dk = scratch_[static_cast<std::size_t>(k)];
@@ -219,13 +220,13 @@ class KdTreeCoverage {
       mind += dk;
     }
     if (mind > prune_above) return false;
-    return seen_below(detail::nanoflann_root(r.tree->tree), r, q, mind, r2, prune_above);
+    return seen_below(detail::nanoflann_root(t.tree), t, q, mind, r2, prune_above);
   }
-  bool seen_below(const Node* node, const Range& r, const float* q, float mind, float r2, float prune_above) {
+  bool seen_below(const Node* node, const Tree& t, const float* q, float mind, float r2, float prune_above) {
     if (node->child1 == nullptr && node->child2 == nullptr) {
-      const auto& order = detail::nanoflann_order(r.tree->tree);
+      const auto& order = detail::nanoflann_order(t.tree);
       for (auto i = node->node_type.lr.left; i < node->node_type.lr.right; ++i)
-        if (detail::squared_distance_below(q, store_.row(r.begin + static_cast<Index>(order[i])), dim(), r2)) return true;
+        if (detail::squared_distance_below(q, store_.row(t.begin() + static_cast<Index>(order[i])), dim(), r2)) return true;
       return false;
     }
     const auto k = node->node_type.sub.divfeat;
@@ -234,12 +235,12 @@ class KdTreeCoverage {
     const Node* best = low_first ? node->child1 : node->child2;
     const Node* other = low_first ? node->child2 : node->child1;
     const float cut = low_first ? diff2 * diff2 : diff1 * diff1;
-    if (seen_below(best, r, q, mind, r2, prune_above)) return true;
+    if (seen_below(best, t, q, mind, r2, prune_above)) return true;
     float& dk = scratch_[static_cast<std::size_t>(k)];
     const float saved = dk;
     const float other_mind = mind + cut - saved;
     dk = cut;
-    const bool hit = other_mind <= prune_above && seen_below(other, r, q, other_mind, r2, prune_above);
+    const bool hit = other_mind <= prune_above && seen_below(other, t, q, other_mind, r2, prune_above);
     dk = saved;
     return hit;
   }
@@ -248,9 +249,8 @@ class KdTreeCoverage {
   void build_now(Index begin, Index end) {
     auto tree = std::make_unique<Tree>(detail::RowRangeAdaptor(store_, begin, end - begin), leaf_size_);
     // Replaces the trees that covered [begin, end), if any (they are the last ones).
-    while (!trees_.empty() && trees_.back().begin >= begin) trees_.pop_back();
-    trees_.push_back(Range{begin, end, std::move(tree)});
-    if (end > built_end_) built_end_ = end;
+    while (!trees_.empty() && trees_.back()->begin() >= begin) trees_.pop_back();
+    trees_.push_back(std::move(tree));
   }
 
   // Keeps every tree larger than all later ones together: merges the longest suffix that breaks
@@ -261,19 +261,19 @@ class KdTreeCoverage {
       const std::size_t from = job_.valid() ? job_last_ + 1 : 0;
       const std::size_t n = trees_.size();
       if (n < from + 2) return;
-      Index suffix = trees_[n - 1].size();  // sizes of trees j+1 .. n-1
+      Index suffix = trees_[n - 1]->size();  // sizes of trees j+1 .. n-1
       std::size_t pick = n;
       Index pick_size = 0;
       for (std::size_t j = n - 1; j-- > from;) {
-        const Index merged = suffix + trees_[j].size();
-        if (trees_[j].size() <= suffix && (merged <= max_blocking_build_ || !job_.valid())) {
+        const Index merged = suffix + trees_[j]->size();
+        if (trees_[j]->size() <= suffix && (merged <= max_blocking_build_ || !job_.valid())) {
           pick = j;
           pick_size = merged;
         }
         suffix = merged;
       }
       if (pick == n) return;
-      const Index begin = trees_[pick].begin, end = trees_.back().end;
+      const Index begin = trees_[pick]->begin(), end = trees_.back()->end();
       if (pick_size <= max_blocking_build_) {
         build_now(begin, end);
         continue;
@@ -301,9 +301,7 @@ class KdTreeCoverage {
   // Installs a finished background rebuild (trees job_first_ .. job_last_ become one).
   void poll_job() {
     if (!job_.valid() || job_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
-    std::unique_ptr<Tree> tree = job_.get();  // rethrows the builder's exception, if any
-    const Index begin = trees_[job_first_].begin, end = trees_[job_last_].end;
-    trees_[job_first_] = Range{begin, end, std::move(tree)};
+    trees_[job_first_] = job_.get();  // rethrows the builder's exception, if any
     trees_.erase(trees_.begin() + static_cast<std::ptrdiff_t>(job_first_ + 1),
                  trees_.begin() + static_cast<std::ptrdiff_t>(job_last_ + 1));
     maintain();
@@ -323,8 +321,7 @@ class KdTreeCoverage {
   std::size_t leaf_size_;
   Index max_blocking_build_;
   detail::RowStore store_;
-  std::vector<Range> trees_;  // consecutive ranges [0, built_end_), largest first
-  Index built_end_ = 0;       // rows from here on are searched directly
+  std::vector<std::unique_ptr<Tree>> trees_;  // consecutive ranges covering [0, built_end()), largest first
   std::vector<float> scratch_;  // per-dimension distances of the search (no allocation per query)
   std::future<std::unique_ptr<Tree>> job_;
   std::size_t job_first_ = 0, job_last_ = 0;

@@ -34,14 +34,6 @@ inline bool squared_distance_below(const float* a, const float* b, Index dim, fl
   return s < r2;
 }
 
-// True when every element of v[0, dim) is finite. A coverage vector with a NaN or infinity has
-// no distance to anything: no back-end calls it new or stores it.
-inline bool all_finite(const float* v, Index dim) {
-  bool ok = true;
-  for (Index d = 0; d < dim; ++d) ok &= std::isfinite(v[d]);
-  return ok;
-}
-
 inline float checked_threshold(const char* who, float threshold) {
   if (!(threshold > 0) || !std::isfinite(threshold))
     fail(who, ": option 'threshold' (an L2 radius) must be positive and finite, got ", threshold);

@@ -50,8 +50,10 @@ class RowStore {
   Index size() const { return size_; }
   /// Floats per row.
   Index cols() const { return cols_; }
-  /// Rows per chunk (the rows of one chunk are contiguous).
+  /// Rows per chunk (a power of two; the rows of one chunk are contiguous).
   Index rows_per_chunk() const { return rows_per_chunk_; }
+  /// log2(rows_per_chunk()): row i is in chunk i >> chunk_shift().
+  int chunk_shift() const { return shift_; }
   /// Number of chunks allocated.
   std::size_t chunk_count() const { return chunks_.size(); }
 
