@@ -19,7 +19,8 @@ TEST_CASE("ProgressPrinter writes libFuzzer-style status lines", "[callbacks]") 
   const FuzzResult r = f.run(nnfuzz_test::planted_seeds(), p);
   REQUIRE(r.found());
   const std::string s = os.str();
-  CHECK(std::regex_search(s, std::regex("#4\tINITED cov: 4 corp: 4 finds: 0 exec/s: ")));
+  // Four identical seeds: four corpus elements, one coverage vector.
+  CHECK(std::regex_search(s, std::regex("#4\tINITED cov: 1 corp: 4 finds: 0 exec/s: ")));
   CHECK(std::regex_search(s, std::regex("#[0-9]+\tNEW    cov: [0-9]+ corp: [0-9]+ finds: 0 exec/s: [0-9.]+[kM]?\n")));
   CHECK(std::regex_search(s, std::regex("FOUND .*finds: 1.*\n    non-finite in 'y' \\(seed [0-3], depth [0-9]+")));
   CHECK(std::regex_search(s, std::regex("#[0-9]+\tDONE ")));
@@ -53,4 +54,20 @@ TEST_CASE("CsvLogger and StopOnPlateau", "[callbacks]") {
   }
   CHECK(rows >= 2);
   CHECK(last_exec == long(r.stats.executions));
+}
+
+TEST_CASE("ProgressPrinter prints the radius CalibratedCoverage chose", "[callbacks]") {
+  std::ostringstream os;
+  FuzzOptions o;
+  o.batch_size = 50;
+  o.max_executions = 2000;
+  o.seed = 3;
+  auto f = make_fuzzer(nnfuzz_test::PlantedModel{}, RecentSampler(), GaussianMutator(0.05f), CalibratedCoverage(),
+                       NonFiniteObjective(), o);
+  ProgressPrinter p(os, 0.0, 0.0);
+  f.run(nnfuzz_test::planted_seeds(), p);
+  REQUIRE(f.coverage().calibrated());
+  std::ostringstream expected;
+  expected << "radius: " << f.coverage().threshold() << " (chosen by the coverage policy)";
+  CHECK(os.str().find(expected.str()) != std::string::npos);
 }

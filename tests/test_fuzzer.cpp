@@ -219,3 +219,133 @@ TEST_CASE("Fuzzer: findings are re-checked; a hit that does not reproduce is dro
   calls = 0;
   CHECK(f.run(RowMatrix::Constant(1, 2, 0.5f)).found());
 }
+
+// --- What a new user hit (issue 15): a user's own float* forward, objectives that only set the
+// rows they fire on, strided seeds, the default policies, bad samplers and re-entrant runs.
+namespace {
+// The user's inference code: a plain float* forward over n contiguous row-major inputs.
+void user_forward(const float* x, Index n, Index dim, float* mean, float* y) {
+  for (Index r = 0; r < n; ++r) {
+    float s = 0;
+    for (Index c = 0; c < dim; ++c) s += x[r * dim + c];
+    s /= static_cast<float>(dim);
+    mean[r] = s;
+    y[r] = std::sqrt((s - 0.80f) * (s - 0.83f));
+  }
+}
+struct PtrModel {
+  struct Output {
+    RowMatrix coverage, y;
+    template <class F>
+    void for_each_tensor(F&& f) const {
+      f("y", y);
+    }
+  };
+  Index input_dim() const { return 16; }
+  void evaluate(const Eigen::Ref<const RowMatrix>& batch, Output& out) const {
+    out.coverage.resize(batch.rows(), 1);
+    out.y.resize(batch.rows(), 1);
+    user_forward(batch.data(), batch.rows(), 16, out.coverage.data(), out.y.data());
+  }
+};
+// Sets hits(r) only for the rows it fires on, as objectives.hpp documents.
+struct SetsOnlyHits {
+  template <typename Out>
+  void check(const Eigen::Ref<const RowMatrix>& batch, const Out& out, Mask& hits) const {
+    for (Index r = 0; r < batch.rows(); ++r)
+      if (!std::isfinite(out.y(r, 0))) hits(r) = true;
+  }
+};
+}  // namespace
+
+TEST_CASE("Fuzzer: an objective that only sets its hit rows works through the re-check", "[fuzzer]") {
+  FuzzOptions o = planted_options(2);
+  o.max_findings = 3;
+  auto f = make_fuzzer(PtrModel{}, RecentSampler(), GaussianMutator(0.05f), KdTreeCoverage(0.005f), SetsOnlyHits(), o);
+  const FuzzResult r = f.run(planted_seeds());
+  REQUIRE(r.found());
+  CHECK(r.stats.unconfirmed == 0);
+  for (const Finding& x : r.findings) CHECK((x.input.mean() > 0.8f && x.input.mean() < 0.83f));
+  // The batch-callable shape, through the same path.
+  auto lambda = [](const Eigen::Ref<const RowMatrix>& batch, const PtrModel::Output& out, Mask& hits) {
+    for (Index r = 0; r < batch.rows(); ++r)
+      if (!std::isfinite(out.y(r, 0))) hits(r) = true;
+  };
+  auto g = make_fuzzer(PtrModel{}, RecentSampler(), GaussianMutator(0.05f), KdTreeCoverage(0.005f), lambda, o);
+  const FuzzResult q = g.run(planted_seeds());
+  REQUIRE(q.found());
+  CHECK(q.stats.unconfirmed == 0);
+  CHECK(q.findings.front().execution == r.findings.front().execution);
+}
+
+TEST_CASE("Fuzzer: an objective that resizes its mask is refused clearly", "[fuzzer]") {
+  auto bad = [](const Eigen::Ref<const RowMatrix>&, const PtrModel::Output&, Mask& hits) { hits.resize(1); };
+  auto f = make_fuzzer(PtrModel{}, RecentSampler(), GaussianMutator(0.05f), KdTreeCoverage(0.005f), bad,
+                       planted_options(1));
+  CHECK_THROWS_WITH(f.run(planted_seeds()), Catch::Contains("resized its 'hits' mask to 1 rows for a batch of 4"));
+}
+
+TEST_CASE("Fuzzer: seeds given as a block of a wider matrix reach the model contiguous", "[fuzzer]") {
+  RowMatrix wide = RowMatrix::Constant(4, 20, 7.0f);  // columns 16..19 are not part of the input
+  wide.leftCols(16) = planted_seeds();
+  wide(1, 3) = 0.3f;  // distinct seeds, so a wrong stride would show in their coverage
+  wide(2, 5) = 0.5f;
+  const RowMatrix packed = wide.leftCols(16);
+  FuzzOptions o = planted_options(4);
+  o.max_executions = 3000;
+  auto a = make_fuzzer(PtrModel{}, RecentSampler(), GaussianMutator(0.05f), BruteForceCoverage(0.005f), SetsOnlyHits(), o);
+  auto b = a;
+  a.run(wide.leftCols(16));
+  b.run(packed);
+  REQUIRE(a.corpus().size() == b.corpus().size());
+  for (Index i = 0; i < a.corpus().size(); ++i) {
+    CHECK(a.corpus().input(i) == b.corpus().input(i));
+    CHECK(a.corpus().coverage(i) == b.corpus().coverage(i));
+  }
+  CHECK(a.corpus().coverage(1)(0) == Approx((0.1f * 15 + 0.3f) / 16));
+}
+
+TEST_CASE("Fuzzer: the default policies compile and find the planted bug", "[fuzzer]") {
+  // Fuzzer<Model>: RecentSampler, GaussianMutator (sigma 0.1 on [0,1]), CalibratedCoverage,
+  // NonFiniteObjective; and make_fuzzer(model, options) for the same with options.
+  int found = 0;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    FuzzOptions o = planted_options(seed);
+    auto f = make_fuzzer(PtrModel{}, o);
+    static_assert(std::is_same<decltype(f), Fuzzer<PtrModel>>::value, "defaults");
+    const FuzzResult r = f.run(planted_seeds());
+    CHECK(f.coverage().calibrated());
+    CHECK(f.coverage().threshold() > 0);
+    CHECK(r.stats.coverage_radius == f.coverage().threshold());
+    found += r.found();
+  }
+  CHECK(found == 5);
+  Fuzzer<PtrModel> plain{PtrModel{}};
+  CHECK(plain.options().max_executions == 100000);
+}
+
+TEST_CASE("Fuzzer: a sampler that picks outside the corpus is refused, not a heap overflow", "[fuzzer]") {
+  struct BadSampler {
+    Index pick(const Corpus& c, Rng&) const { return c.size(); }
+  };
+  auto f = make_fuzzer(PtrModel{}, BadSampler(), GaussianMutator(0.05f), NoCoverage(), SetsOnlyHits(), planted_options(1));
+  CHECK_THROWS_WITH(f.run(planted_seeds()), Catch::Contains("the sampler picked element 4 of a corpus of 4"));
+}
+
+TEST_CASE("Fuzzer: run() from one of its own callbacks is refused", "[fuzzer]") {
+  auto f = make_fuzzer(PtrModel{}, planted_options(1));
+  struct Reenter {
+    Fuzzer<PtrModel>* f;
+    void on_start(const FuzzStats&) { f->run(planted_seeds()); }
+  } cb{&f};
+  CHECK_THROWS_WITH(f.run(planted_seeds(), cb), Catch::Contains("already running"));
+  // The guard is released: a later run works.
+  CHECK_NOTHROW(f.run(planted_seeds()));
+}
+
+TEST_CASE("Fuzzer: a batch_size too large to allocate is a clear error", "[fuzzer]") {
+  FuzzOptions o = planted_options(1);
+  o.batch_size = Index{1} << 40;
+  auto f = make_fuzzer(PtrModel{}, o);
+  CHECK_THROWS_WITH(f.run(planted_seeds()), Catch::Contains("option 'batch_size' = 1099511627776"));
+}

@@ -35,7 +35,12 @@ inline std::string compact_number(double v) {
 }  // namespace detail
 
 /// Prints one libFuzzer-style status line per event:
-///     #12800  NEW    cov: 41 corp: 41 finds: 0 exec/s: 95k
+///     #12800  NEW    cov: 38 corp: 41 finds: 0 exec/s: 95k
+/// (`cov`: vectors the coverage policy holds; `corp`: corpus elements, seeds included; they
+/// differ when seeds are close to each other, and `cov` is 0 for random search), and a line
+///     radius: 0.0213 (chosen by the coverage policy)
+/// whenever the coverage policy's novelty radius changes (CalibratedCoverage chooses it after
+/// the first batch)
 /// on new coverage (at most one line per `min_interval` seconds, so a fast-growing corpus does
 /// not flood the terminal), on every finding (FOUND, with what fired), every `pulse_seconds`
 /// (pulse) and at the end (DONE). Output never changes the run itself.
@@ -46,7 +51,10 @@ class ProgressPrinter {
       : os_(&os), pulse_(pulse_seconds), min_interval_(min_interval) {}
 
   /// Prints the INITED line.
-  void on_start(const FuzzStats& st) { line("INITED", st); }
+  void on_start(const FuzzStats& st) {
+    last_radius_ = st.coverage_radius;
+    line("INITED", st);
+  }
   /// NEW line (rate-limited).
   void on_new_coverage(const FuzzStats& st, Index) {
     if (st.seconds - last_new_line_ >= min_interval_) {
@@ -61,6 +69,10 @@ class ProgressPrinter {
   }
   /// pulse line every pulse_seconds.
   void on_batch(const FuzzStats& st) {
+    if (st.coverage_radius != last_radius_) {
+      last_radius_ = st.coverage_radius;
+      *os_ << "radius: " << st.coverage_radius << " (chosen by the coverage policy)\n";
+    }
     if (st.seconds - last_pulse_ >= pulse_) {
       last_pulse_ = st.seconds;
       line("pulse", st);
@@ -73,7 +85,7 @@ class ProgressPrinter {
   void line(const char* what, const FuzzStats& st) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "#%llu\t%-6s cov: %lld corp: %lld finds: %lld exec/s: %s\n",
-                  static_cast<unsigned long long>(st.executions), what, static_cast<long long>(st.corpus_size),
+                  static_cast<unsigned long long>(st.executions), what, static_cast<long long>(st.coverage_size),
                   static_cast<long long>(st.corpus_size), static_cast<long long>(st.findings),
                   detail::compact_number(st.executions_per_second).c_str());
     *os_ << buf << std::flush;
@@ -81,6 +93,7 @@ class ProgressPrinter {
   std::ostream* os_;
   double pulse_, min_interval_;
   double last_pulse_ = 0, last_new_line_ = -1e300;
+  float last_radius_ = 0;
 };
 
 /// Writes `executions,corpus_size,findings` after every batch that grew the corpus or found

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "corpus.hpp"
-#include "coverage/kd_tree.hpp"
+#include "coverage/calibrated.hpp"
 #include "detail/config.hpp"
 #include "detail/traits.hpp"
 #include "mutators.hpp"
@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <new>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -56,6 +58,8 @@ struct FuzzStats {
   Index corpus_size = 0;         ///< elements in the corpus (seeds included)
   Index findings = 0;            ///< findings collected
   Index unconfirmed = 0;         ///< hits that did not fire again when re-evaluated (dropped)
+  Index coverage_size = 0;       ///< vectors the coverage policy holds (Coverage::size())
+  float coverage_radius = 0;     ///< the coverage policy's novelty radius, if it has `threshold()` (else 0)
   std::uint64_t last_new_coverage_execution = 0;  ///< execution count at the last new coverage
   double seconds_since_new_coverage = 0;  ///< wall time since the last new coverage
   bool finished = false;  ///< true in the final on_corpus / on_end calls of a run
@@ -93,6 +97,86 @@ NNFUZZ_HOOK(on_finding, (std::declval<const Finding&>(), std::declval<const Fuzz
 NNFUZZ_HOOK(on_end, (std::declval<const FuzzStats&>()), )
 NNFUZZ_HOOK(on_corpus, (std::declval<const Corpus&>(), std::declval<const FuzzStats&>()), )
 #undef NNFUZZ_HOOK
+
+// A member whose name is a known hook, whatever its signature (non-template, non-overloaded).
+#define NNFUZZ_NAMED(name)                                                                \
+  template <typename C, typename = void>                                                  \
+  struct names_##name : std::false_type {};                                               \
+  template <typename C>                                                                   \
+  struct names_##name<C, void_t<decltype(&C::name)>> : std::true_type {};
+NNFUZZ_NAMED(on_start)
+NNFUZZ_NAMED(on_batch)
+NNFUZZ_NAMED(on_new_coverage)
+NNFUZZ_NAMED(on_finding)
+NNFUZZ_NAMED(on_end)
+NNFUZZ_NAMED(on_corpus)
+// Likely misspellings of the hooks: a callback that defines one of them is refused.
+NNFUZZ_NAMED(on_findings)
+NNFUZZ_NAMED(on_found)
+NNFUZZ_NAMED(on_find)
+NNFUZZ_NAMED(on_new_finding)
+NNFUZZ_NAMED(on_crash)
+NNFUZZ_NAMED(on_begin)
+NNFUZZ_NAMED(on_finish)
+NNFUZZ_NAMED(on_stop)
+NNFUZZ_NAMED(on_iteration)
+NNFUZZ_NAMED(on_batches)
+NNFUZZ_NAMED(on_coverage)
+NNFUZZ_NAMED(on_new_coverages)
+NNFUZZ_NAMED(on_new)
+NNFUZZ_NAMED(on_starts)
+NNFUZZ_NAMED(on_ends)
+#undef NNFUZZ_NAMED
+
+/// Compile-time checks of one callback type passed to run()/resume().
+template <typename C>
+constexpr void check_callback() {
+  static_assert(has_on_start<C>::value || has_on_batch<C>::value || has_on_new_coverage<C>::value ||
+                    has_on_finding<C>::value || has_on_end<C>::value || has_on_corpus<C>::value,
+                "nnfuzz: a callback passed to run() has none of the hooks on_start(const FuzzStats&), "
+                "on_batch(const FuzzStats&), on_new_coverage(const FuzzStats&, Index), "
+                "on_finding(const Finding&, const FuzzStats&), on_corpus(const Corpus&, const FuzzStats&), "
+                "on_end(const FuzzStats&) with these parameters (see callbacks.hpp)");
+  static_assert(!(names_on_start<C>::value && !has_on_start<C>::value),
+                "nnfuzz: callback member on_start has the wrong parameters: on_start(const nnfuzz::FuzzStats&)");
+  static_assert(!(names_on_batch<C>::value && !has_on_batch<C>::value),
+                "nnfuzz: callback member on_batch has the wrong parameters: on_batch(const nnfuzz::FuzzStats&)");
+  static_assert(!(names_on_new_coverage<C>::value && !has_on_new_coverage<C>::value),
+                "nnfuzz: callback member on_new_coverage has the wrong parameters: "
+                "on_new_coverage(const nnfuzz::FuzzStats&, nnfuzz::Index added)");
+  static_assert(!(names_on_finding<C>::value && !has_on_finding<C>::value),
+                "nnfuzz: callback member on_finding has the wrong parameters: "
+                "on_finding(const nnfuzz::Finding&, const nnfuzz::FuzzStats&)");
+  static_assert(!(names_on_end<C>::value && !has_on_end<C>::value),
+                "nnfuzz: callback member on_end has the wrong parameters: on_end(const nnfuzz::FuzzStats&)");
+  static_assert(!(names_on_corpus<C>::value && !has_on_corpus<C>::value),
+                "nnfuzz: callback member on_corpus has the wrong parameters: "
+                "on_corpus(const nnfuzz::Corpus&, const nnfuzz::FuzzStats&)");
+  static_assert(!(names_on_findings<C>::value || names_on_found<C>::value || names_on_find<C>::value ||
+                  names_on_new_finding<C>::value || names_on_crash<C>::value),
+                "nnfuzz: callback defines on_findings/on_found/on_find/on_new_finding/on_crash, which is not a hook: "
+                "did you mean on_finding(const nnfuzz::Finding&, const nnfuzz::FuzzStats&)?");
+  static_assert(!(names_on_begin<C>::value || names_on_starts<C>::value),
+                "nnfuzz: callback defines on_begin/on_starts, which is not a hook: did you mean on_start(const nnfuzz::FuzzStats&)?");
+  static_assert(!(names_on_finish<C>::value || names_on_stop<C>::value || names_on_ends<C>::value),
+                "nnfuzz: callback defines on_finish/on_stop/on_ends, which is not a hook: did you mean on_end(const nnfuzz::FuzzStats&)?");
+  static_assert(!(names_on_iteration<C>::value || names_on_batches<C>::value),
+                "nnfuzz: callback defines on_iteration/on_batches, which is not a hook: did you mean on_batch(const nnfuzz::FuzzStats&)?");
+  static_assert(!(names_on_coverage<C>::value || names_on_new_coverages<C>::value || names_on_new<C>::value),
+                "nnfuzz: callback defines on_coverage/on_new_coverages/on_new, which is not a hook: did you mean "
+                "on_new_coverage(const nnfuzz::FuzzStats&, nnfuzz::Index added)?");
+}
+
+// Optional coverage hook: told when the seeds are in (CalibratedCoverage calibrates after it).
+template <typename C, typename = void>
+struct has_seeds_done : std::false_type {};
+template <typename C>
+struct has_seeds_done<C, void_t<decltype(std::declval<C&>().seeds_done())>> : std::true_type {};
+// Optional coverage member: the novelty radius, reported in FuzzStats::coverage_radius.
+template <typename C, typename = void>
+struct has_threshold : std::false_type {};
+template <typename C>
+struct has_threshold<C, void_t<decltype(static_cast<float>(std::declval<const C&>().threshold()))>> : std::true_type {};
 }  // namespace detail
 
 /// The coverage-guided fuzz loop, composed from five policies at compile time.
@@ -110,14 +194,21 @@ NNFUZZ_HOOK(on_corpus, (std::declval<const Corpus&>(), std::declval<const FuzzSt
 /// Requirements (checked at compile time, with messages that name the missing member):
 /// - Model:    `typename Output` (with a RowMatrix-compatible member `coverage`, B×C),
 ///             `Index input_dim() const`, `void evaluate(const Eigen::Ref<const RowMatrix>&, Output&)`.
+///             The batch handed to evaluate() is always contiguous and row-major (B rows of
+///             input_dim() floats, `batch.outerStride() == input_dim()`), whatever the caller
+///             passed as seeds: `batch.data()` can go straight to a `float*` forward function.
 /// - Sampler:  `Index pick(const Corpus&, Rng&)`.
 /// - Mutator:  `void mutate(const Eigen::Ref<const RowVector>& parent, const Eigen::Ref<const RowVector>& root,
 ///              Eigen::Ref<RowMatrix> batch, Rng&)`; optional `check_seeds(seeds) const`.
 /// - Coverage: `void reset(Index dim)`, `void observe(const Eigen::Ref<const RowMatrix>&, Mask& is_new)`,
 ///             `Index size() const`.
 /// - Objective: see objectives.hpp (a `check` member, or any callable).
+///
+/// Defaults: `Fuzzer<MyModel> f(MyModel{})` is TensorFuzz's set-up: RecentSampler, GaussianMutator
+/// (σ 0.1 on [0, 1]), CalibratedCoverage (the radius chosen from the first mutants' distances,
+/// printed by ProgressPrinter), NonFiniteObjective (needs Output::for_each_tensor).
 template <typename Model, typename Sampler = RecentSampler, typename Mutator = GaussianMutator,
-          typename Coverage = KdTreeCoverage, typename Objective = NonFiniteObjective>
+          typename Coverage = CalibratedCoverage, typename Objective = NonFiniteObjective>
 class Fuzzer {
   static_assert(detail::has_output_type<Model>::value,
                 "nnfuzz: Model must provide a nested type `Output` (the reusable result of evaluate(); see fuzzer.hpp)");
@@ -162,7 +253,7 @@ class Fuzzer {
     if (o.batch_size < 1) detail::fail("Fuzzer: option 'batch_size' must be >= 1, got ", o.batch_size);
     if (o.max_executions == 0 && o.max_iterations == 0 && !(o.max_seconds > 0))
       detail::fail("Fuzzer: no budget: set one of 'max_executions', 'max_iterations' or 'max_seconds' (all are 0)");
-    if (!(o.max_seconds >= 0) || std::isinf(o.max_seconds))
+    if (!detail::is_finite(o.max_seconds) || !(o.max_seconds >= 0))
       detail::fail("Fuzzer: option 'max_seconds' must be finite and >= 0, got ", o.max_seconds);
     if (o.max_findings < 0) detail::fail("Fuzzer: option 'max_findings' must be >= 0, got ", o.max_findings);
     options_ = o;
@@ -176,6 +267,8 @@ class Fuzzer {
   /// width different from model.input_dim(), a non-finite seed, or one the mutator rejects.
   template <typename... Callbacks>
   FuzzResult run(const Eigen::Ref<const RowMatrix>& seeds, Callbacks&&... callbacks) {
+    (detail::check_callback<std::decay_t<Callbacks>>(), ...);
+    const RunGuard guard(running_, "Fuzzer::run()");
     check_seeds(seeds);
     const Index b = options_.batch_size;
     const Index d = seeds.cols();
@@ -184,10 +277,12 @@ class Fuzzer {
     FuzzStats& st = result.stats;
     st.seeds = seeds.rows();
 
-    // Seeds: evaluated in batches, all kept.
+    // Seeds: copied into the batch buffer (contiguous rows, whatever the caller's stride),
+    // evaluated in batches, all kept.
     for (Index first = 0; first < seeds.rows(); first += b) {  // every seed joins, whatever stops
       const Index n = std::min(b, seeds.rows() - first);
-      const auto rows = seeds.middleRows(first, n);
+      batch_.topRows(n) = seeds.middleRows(first, n);
+      const auto rows = batch_.topRows(n);
       model_.evaluate(rows, out_);
       const auto cov = coverage_of(n);
       if (first == 0) {
@@ -204,6 +299,7 @@ class Fuzzer {
       }
       record_hits(result, rows, before, [first](Index r) { return first + r; }, -1, 0);
     }
+    if constexpr (detail::has_seeds_done<Coverage>::value) coverage_.seeds_done();
     loop(result, 0, callbacks...);
     return result;
   }
@@ -216,6 +312,8 @@ class Fuzzer {
   /// Throws std::invalid_argument for an empty corpus or one whose widths do not fit the model.
   template <typename... Callbacks>
   FuzzResult resume(const Corpus& corpus, Callbacks&&... callbacks) {
+    (detail::check_callback<std::decay_t<Callbacks>>(), ...);
+    const RunGuard guard(running_, "Fuzzer::resume()");
     if (corpus.empty()) detail::fail("Fuzzer::resume(): the corpus is empty");
     if (corpus.input_dim() != model_.input_dim())
       detail::fail("Fuzzer::resume(): corpus inputs have ", corpus.input_dim(), " elements, the model takes ", model_.input_dim());
@@ -226,7 +324,7 @@ class Fuzzer {
       seeds += e.parent < 0;
     }
     start_session();
-    rng_.seed(options_.seed ^ (0x9e3779b97f4a7c15ULL * (last + 1)));
+    rng_.seed(detail::mix_seed(options_.seed, last + 1));
     // Check the model still produces coverage of the corpus' width, on the first element.
     const RowMatrix probe = corpus.input(0);
     model_.evaluate(probe, out_);
@@ -241,6 +339,7 @@ class Fuzzer {
       for (Index i = 0; i < n; ++i) block.row(i) = corpus.coverage(first + i);
       coverage_.observe(block.topRows(n), is_new_);
     }
+    if constexpr (detail::has_seeds_done<Coverage>::value) coverage_.seeds_done();
     FuzzResult result;
     result.stats.seeds = seeds;
     result.stats.executions = last;
@@ -295,11 +394,32 @@ class Fuzzer {
     rng_.seed(options_.seed);
     start_ = Clock::now();
     last_new_ = start_;
-    batch_.resize(options_.batch_size, model_.input_dim());
-    hits_.resize(options_.batch_size);
-    hit_rows_.reserve(static_cast<std::size_t>(options_.batch_size));
-    is_new_.resize(options_.batch_size);
+    const Index b = options_.batch_size, d = model_.input_dim();
+    if (d < 1) detail::fail("Fuzzer::run(): the model's input_dim() is ", d, " (must be >= 1)");
+    if (b > std::numeric_limits<Index>::max() / 4 / d)
+      detail::fail("Fuzzer::run(): option 'batch_size' = ", b, " times input_dim() = ", d, " overflows the batch buffer's size");
+    try {
+      batch_.resize(b, d);
+      hits_.resize(b);
+      hit_rows_.reserve(static_cast<std::size_t>(b));
+      is_new_.resize(b);
+    } catch (const std::bad_alloc&) {
+      detail::fail("Fuzzer::run(): option 'batch_size' = ", b, " needs a ", b, " x ", d, " float batch buffer (",
+                   static_cast<double>(b) * static_cast<double>(d) * 4.0 / (1 << 20), " MiB): cannot allocate it");
+    }
   }
+
+  // Marks a run in progress; run() or resume() called from one of its own callbacks is refused.
+  struct RunGuard {
+    bool& flag;
+    RunGuard(bool& f, const char* who) : flag(f) {
+      if (flag) detail::fail(who, ": called while this fuzzer is already running (from one of its own callbacks?)");
+      flag = true;
+    }
+    ~RunGuard() { flag = false; }
+    RunGuard(const RunGuard&) = delete;
+    RunGuard& operator=(const RunGuard&) = delete;
+  };
 
   // The fuzz loop proper, after the corpus is in place; `offset` executions were done before.
   template <typename... Callbacks>
@@ -317,7 +437,9 @@ class Fuzzer {
     // The loop.
     while (!stop && !budget_spent(st, offset)) {
       const Index parent = sampler_.pick(corpus_, rng_);
-      NNFUZZ_ASSERT(parent >= 0 && parent < corpus_.size());
+      if (parent < 0 || parent >= corpus_.size())
+        detail::fail("Fuzzer::run(): the sampler picked element ", parent, " of a corpus of ", corpus_.size(),
+                     " elements (Sampler::pick() must return an index in [0, corpus.size()))");
       corpus_.mark_picked(parent);
       const CorpusEntry pe = corpus_.entry(parent);
       // The last batch may be short so that max_executions is met exactly.
@@ -381,10 +503,10 @@ class Fuzzer {
     if (seeds.cols() != model_.input_dim())
       detail::fail("Fuzzer::run(): seeds have ", seeds.cols(), " columns, the model takes ", model_.input_dim(),
                    " inputs per row");
-    if (!seeds.allFinite()) {
+    if (!detail::all_finite(seeds)) {
       for (Index r = 0; r < seeds.rows(); ++r)
         for (Index c = 0; c < seeds.cols(); ++c)
-          if (!std::isfinite(seeds(r, c)))
+          if (!detail::is_finite(seeds(r, c)))
             detail::fail("Fuzzer::run(): seed ", r, " element ", c, " is ", seeds(r, c), " (seeds must be finite)");
     }
     if constexpr (detail::has_check_seeds<Mutator>::value) mutator_.check_seeds(seeds);
@@ -447,6 +569,8 @@ class Fuzzer {
     st.seconds = seconds_since(start_);
     st.executions_per_second = st.seconds > 0 ? static_cast<double>(st.executions) / st.seconds : 0;
     st.corpus_size = corpus_.size();
+    st.coverage_size = coverage_.size();
+    if constexpr (detail::has_threshold<Coverage>::value) st.coverage_radius = static_cast<float>(coverage_.threshold());
     st.seconds_since_new_coverage = seconds_since(last_new_);
   }
   static double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -465,7 +589,15 @@ class Fuzzer {
   Mask hits_, is_new_;
   std::vector<Index> hit_rows_;  // rows of the current batch the objective hit
   Clock::time_point start_, last_new_;
+  bool running_ = false;  // run()/resume() in progress
 };
+
+/// Builds a Fuzzer with the default policies (see Fuzzer) and the given options.
+template <typename Model>
+Fuzzer<Model> make_fuzzer(Model model, FuzzOptions options) {
+  return Fuzzer<Model>(std::move(model), RecentSampler(), GaussianMutator(), CalibratedCoverage(), NonFiniteObjective(),
+                       options);
+}
 
 /// Builds a Fuzzer, deducing the policy types from the arguments.
 template <typename Model, typename Sampler, typename Mutator, typename Coverage, typename Objective>

@@ -27,9 +27,9 @@ struct MutationBounds {
 
   /// Throws std::invalid_argument naming `who` and the bad option.
   void validate(const char* who) const {
-    if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo < hi))
+    if (!detail::is_finite(lo) || !detail::is_finite(hi) || !(lo < hi))
       detail::fail(who, ": options 'lo' and 'hi' must be finite with lo < hi, got lo=", lo, " hi=", hi);
-    if (!(linf_radius > 0))
+    if (detail::is_nan(linf_radius) || !(linf_radius > 0))
       detail::fail(who, ": option 'linf_radius' must be positive (infinity for no bound), got ", linf_radius);
   }
 };
@@ -40,7 +40,7 @@ namespace detail {
 // are computed once per call into reused buffers.
 inline void clamp_rows(Eigen::Ref<RowMatrix> batch, const Eigen::Ref<const RowVector>& root,
                        const MutationBounds& b, RowVector& lower, RowVector& upper) {
-  if (std::isinf(b.linf_radius)) {
+  if (!detail::is_finite(b.linf_radius)) {  // +inf: no ball (NaN is rejected by MutationBounds)
     batch = batch.cwiseMax(b.lo).cwiseMin(b.hi);
     return;
   }
@@ -84,9 +84,9 @@ class GaussianMutator {
   /// sigma, TensorFuzz's rule). Small steps refine a frontier, large ones jump off a plateau.
   explicit GaussianMutator(float sigma = 0.1f, MutationBounds bounds = {}, float sigma_range = 1.0f)
       : sigma_(sigma), sigma_range_(sigma_range), bounds_(bounds) {
-    if (!(sigma > 0) || !std::isfinite(sigma))
+    if (!(sigma > 0) || !detail::is_finite(sigma))
       detail::fail("GaussianMutator(): option 'sigma' must be positive and finite, got ", sigma);
-    if (!(sigma_range >= 1) || !std::isfinite(sigma_range))
+    if (!(sigma_range >= 1) || !detail::is_finite(sigma_range))
       detail::fail("GaussianMutator(): option 'sigma_range' must be >= 1 and finite, got ", sigma_range);
     bounds_.validate("GaussianMutator()");
   }
@@ -138,7 +138,7 @@ class UniformMutator {
  public:
   /// `half_width` > 0: the largest change of one element in one mutation.
   explicit UniformMutator(float half_width = 0.1f, MutationBounds bounds = {}) : half_width_(half_width), bounds_(bounds) {
-    if (!(half_width > 0) || !std::isfinite(half_width))
+    if (!(half_width > 0) || !detail::is_finite(half_width))
       detail::fail("UniformMutator(): option 'half_width' must be positive and finite, got ", half_width);
     bounds_.validate("UniformMutator()");
   }

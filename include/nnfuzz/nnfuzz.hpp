@@ -9,6 +9,7 @@
 #include "corpus.hpp"
 #include "coverage/auto.hpp"
 #include "coverage/brute_force.hpp"
+#include "coverage/calibrated.hpp"
 #include "coverage/kd_tree.hpp"
 #include "coverage/no_coverage.hpp"
 #include "fuzzer.hpp"

@@ -36,11 +36,10 @@ class NonFiniteObjective {
                   "`template <class F> void for_each_tensor(F&& f) const` (see objectives.hpp)");
     hits.setConstant(batch.rows(), false);
     out.for_each_tensor([&](const char*, const auto& m) {
-      // The common case in one vectorised pass: any NaN or Inf makes the sum non-finite. A sum
-      // that overflows from finite values is a false alarm the exact row check below clears.
-      if (std::isfinite(static_cast<float>(m.sum()))) return;
+      // The common case in one vectorised pass over the exponent bits (exact, -ffast-math-proof).
+      if (detail::all_finite(m)) return;
       for (Index r = 0; r < m.rows() && r < hits.rows(); ++r)
-        if (!m.row(r).allFinite()) hits(r) = true;
+        if (!detail::row_all_finite(m, r)) hits(r) = true;
     });
   }
   /// "non-finite in 'NAME'", NAME being the first tensor with a NaN/Inf in that row.
@@ -48,7 +47,7 @@ class NonFiniteObjective {
   std::string describe(const Output& out, Index row) const {
     std::string first;
     out.for_each_tensor([&](const char* name, const auto& m) {
-      if (first.empty() && row < m.rows() && !m.row(row).allFinite()) first = name;
+      if (first.empty() && row < m.rows() && !detail::row_all_finite(m, row)) first = name;
     });
     return "non-finite in '" + first + "'";
   }
@@ -94,9 +93,9 @@ class DisagreementObjective {
   /// `half_ulps` >= 0: candidate margin below which it is a tie, in float16 ulps of its logits.
   explicit DisagreementObjective(float min_margin = 0.0f, float half_ulps = 0.0f)
       : min_margin_(min_margin), half_ulps_(half_ulps) {
-    if (!(min_margin >= 0) || !std::isfinite(min_margin))
+    if (!(min_margin >= 0) || !detail::is_finite(min_margin))
       detail::fail("DisagreementObjective(): option 'min_margin' must be >= 0 and finite, got ", min_margin);
-    if (!(half_ulps >= 0) || !std::isfinite(half_ulps))
+    if (!(half_ulps >= 0) || !detail::is_finite(half_ulps))
       detail::fail("DisagreementObjective(): option 'half_ulps' must be >= 0 and finite, got ", half_ulps);
   }
   /// Sets hits(r) when the two argmaxes of row r differ by more than a tie.

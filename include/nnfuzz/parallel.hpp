@@ -44,12 +44,7 @@ ParallelFuzzResult run_parallel(const FuzzerT& prototype, const Eigen::Ref<const
     if (base.max_iterations > 0) o.max_iterations = base.max_iterations / n + (wu < base.max_iterations % n ? 1 : 0);
     if (base.max_executions > 0 && o.max_executions == 0) o.max_executions = 1;
     if (base.max_iterations > 0 && o.max_iterations == 0) o.max_iterations = 1;
-    if (w > 0) {
-      std::uint64_t z = base.seed + 0x9e3779b97f4a7c15ULL * wu;
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-      o.seed = z ^ (z >> 31);
-    }
+    if (w > 0) o.seed = detail::mix_seed(base.seed, wu);
     fuzzers.push_back(prototype);
     fuzzers.back().set_options(o);
   }

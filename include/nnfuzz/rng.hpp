@@ -14,6 +14,17 @@
 
 namespace nnfuzz {
 
+namespace detail {
+/// Derives the k-th independent 64-bit seed from `seed` (splitmix64's finaliser of seed + k·φ):
+/// the one place where run_parallel()'s workers and resume()'s sessions get their seeds.
+inline std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t k) {
+  std::uint64_t z = seed + 0x9e3779b97f4a7c15ULL * k;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+}  // namespace detail
+
 /// Seedable generator owned by the fuzzer. Scalars come from xoshiro256** (picking parents,
 /// indices); bulk floats come from 16 interleaved xoshiro128+ lanes, which the compiler
 /// vectorises, and normals from a vectorised Box-Muller transform: ~25x faster than

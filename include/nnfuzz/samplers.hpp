@@ -54,7 +54,7 @@ class ExponentialRecencySampler {
  public:
   /// `scale` > 0 and finite: the decay length, in corpus elements.
   explicit ExponentialRecencySampler(double scale = 1.0) : scale_(scale) {
-    if (!(scale > 0) || !std::isfinite(scale))
+    if (!(scale > 0) || !detail::is_finite(scale))
       detail::fail("ExponentialRecencySampler(): option 'scale' must be positive and finite, got ", scale);
   }
   /// Returns an element id, newer ones exponentially more likely.

@@ -58,7 +58,7 @@ class BruteForceCoverage {
     }
     for (Index i = 0; i < b; ++i) {
       const float* q = vectors.row(i).data();
-      if (!vectors.row(i).allFinite()) {  // no distance to anything: never new
+      if (!detail::all_finite(vectors.row(i))) {  // no distance to anything: never new
         is_new(i) = false;
         continue;
       }

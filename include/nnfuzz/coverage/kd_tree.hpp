@@ -147,7 +147,7 @@ class KdTreeCoverage {
     is_new.resize(vectors.rows());
     for (Index i = 0; i < vectors.rows(); ++i) {
       const float* q = vectors.row(i).data();
-      const bool fresh = vectors.row(i).allFinite() && !seen(q);
+      const bool fresh = detail::all_finite(vectors.row(i)) && !seen(q);
       is_new(i) = fresh;
       if (fresh) insert(q);
     }

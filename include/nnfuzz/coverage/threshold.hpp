@@ -10,7 +10,7 @@ namespace nnfuzz {
 /// Converts a threshold on the *squared* L2 distance (TensorFuzz's convention: its 0.5) into the
 /// plain L2 radius nnfuzz's coverage policies take: sqrt(0.5) ≈ 0.707.
 inline float coverage_threshold_from_squared(float squared) {
-  if (!(squared > 0) || !std::isfinite(squared))
+  if (!(squared > 0) || !detail::is_finite(squared))
     detail::fail("coverage_threshold_from_squared(): squared threshold must be positive and finite, got ", squared);
   return std::sqrt(squared);
 }
@@ -35,7 +35,7 @@ inline bool squared_distance_below(const float* a, const float* b, Index dim, fl
 }
 
 inline float checked_threshold(const char* who, float threshold) {
-  if (!(threshold > 0) || !std::isfinite(threshold))
+  if (!(threshold > 0) || !detail::is_finite(threshold))
     fail(who, ": option 'threshold' (an L2 radius) must be positive and finite, got ", threshold);
   return threshold;
 }

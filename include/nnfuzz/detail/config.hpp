@@ -12,11 +12,17 @@
 #  endif
 #endif
 
-#if defined(__FAST_MATH__)
-#  error "nnfuzz: do not build with -ffast-math: it lets the compiler delete NaN/Inf checks, the very bugs nnfuzz looks for"
+// -ffast-math lets the compiler assume that no value is NaN or infinite. nnfuzz's own checks test
+// exponent bits (detail/finite.hpp), so they keep working; but the *model's* arithmetic under
+// -ffast-math may differ from the build you ship (reassociated sums, flushed denormals, folded
+// NaN checks in your code). Define NNFUZZ_NO_FAST_MATH_WARNING to silence this note.
+#if defined(__FAST_MATH__) && !defined(NNFUZZ_NO_FAST_MATH_WARNING)
+#  pragma message("nnfuzz: built with -ffast-math: nnfuzz's NaN/Inf checks stay exact (they test bits), but your model's own arithmetic and NaN handling may differ from a build without it; see docs/performance.md")
 #endif
 
 #include <Eigen/Core>
+
+#include "finite.hpp"
 #include <sstream>
 #include <stdexcept>
 #include <string>

@@ -77,17 +77,22 @@ struct has_describe<O, Out, void_t<decltype(std::string(std::declval<const O&>()
 template <typename O, typename Out>
 constexpr bool is_objective_v = has_check_member<O, Out>::value || is_batch_callable<O, Out>::value || is_row_callable<O, Out>::value;
 
-/// Runs any accepted shape of objective over a batch.
+/// Runs any accepted shape of objective over a batch. The library sizes `hits` to the batch and
+/// clears it before the objective runs (so a `check` that only sets the rows it fires on is
+/// correct), and checks afterwards that the objective left one flag per row.
 template <typename O, typename Out>
 void run_objective(O& objective, const Eigen::Ref<const RowMatrix>& batch, const Out& out, Mask& hits) {
+  hits.setConstant(batch.rows(), false);
   if constexpr (has_check_member<O, Out>::value) {
     objective.check(batch, out, hits);
   } else if constexpr (is_batch_callable<O, Out>::value) {
     objective(batch, out, hits);
   } else {
-    hits.resize(batch.rows());
     for (Index r = 0; r < batch.rows(); ++r) hits(r) = static_cast<bool>(objective(out, r));
   }
+  if (hits.rows() != batch.rows())
+    fail("Fuzzer: the objective resized its 'hits' mask to ", hits.rows(), " rows for a batch of ", batch.rows(),
+         " (leave it at one flag per row; the library sizes and clears it)");
 }
 
 /// What fired, for a hit row: the objective's describe() if it has one.

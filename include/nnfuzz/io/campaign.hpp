@@ -158,7 +158,7 @@ inline Corpus load_corpus(const std::string& dir) {
                    ", depth ", depth, ")");
     r.floats(in.data(), in_dim);
     r.floats(cov.data(), cov_dim);
-    if (!in.allFinite() || !cov.allFinite()) detail::fail("load_corpus(): file '", path, "' element ", i, " holds a non-finite value");
+    if (!detail::all_finite(in) || !detail::all_finite(cov)) detail::fail("load_corpus(): file '", path, "' element ", i, " holds a non-finite value");
     c.add(in.data(), cov.data(), parent, root, depth, execution);
     c.set_times_picked(static_cast<Index>(i), picked);
   }

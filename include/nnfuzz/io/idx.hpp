@@ -609,7 +609,7 @@ inline void save_mnist_dir(const std::string& dir, Split split, const Dataset& d
   const float* px = d.images.data();  // row-major: the IDX order
   const std::size_t per_image = static_cast<std::size_t>(d.images.cols());
   for (std::size_t i = 0; i < images.data.size(); ++i) {
-    if (std::isnan(px[i]))
+    if (detail::is_nan(px[i]))
       fail("save_mnist_dir(): pixel ", i % per_image, " of image ", i / per_image, " is NaN");
     const float v = std::round(px[i] * 255.0f);
     images.data[i] = static_cast<std::uint8_t>(std::clamp(v, 0.0f, 255.0f));

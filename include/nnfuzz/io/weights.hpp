@@ -78,7 +78,7 @@ inline void save_mlp(const std::string& path, const Mlp<float>& net) {
   for (Index s : sizes) detail::put_u32(out, static_cast<std::uint32_t>(s));
   auto put_floats = [&](const float* p, Index n, std::size_t layer) {
     for (Index i = 0; i < n; ++i) {
-      if (!std::isfinite(p[i])) detail::fail("save_mlp(): layer ", layer, " has a non-finite parameter ", p[i], " (file '", path, "')");
+      if (!detail::is_finite(p[i])) detail::fail("save_mlp(): layer ", layer, " has a non-finite parameter ", p[i], " (file '", path, "')");
       std::uint32_t u;
       std::memcpy(&u, p + i, 4);
       detail::put_u32(out, u);
@@ -152,7 +152,7 @@ inline Mlp<float> load_mlp(const std::string& path) {
     for (Index i = 0; i < n; ++i, pos += 4) {
       const std::uint32_t u = detail::get_u32(&bytes[pos]);
       std::memcpy(p + i, &u, 4);
-      if (!std::isfinite(p[i])) detail::fail("load_mlp(): file '", path, "' has a non-finite parameter in layer ", layer);
+      if (!detail::is_finite(p[i])) detail::fail("load_mlp(): file '", path, "' has a non-finite parameter in layer ", layer);
     }
   };
   for (std::size_t l = 0; l < net.layers().size(); ++l) {

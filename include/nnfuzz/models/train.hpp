@@ -161,7 +161,7 @@ inline TrainReport train(Mlp<float>& net, const Eigen::Ref<const RowMatrix>& x, 
   if (o.batch_size < 1 || o.batch_size > x.rows())
     detail::fail("train(): option 'batch_size' must be in [1, ", x.rows(), "], got ", o.batch_size);
   if (o.steps < 0) detail::fail("train(): option 'steps' must be >= 0, got ", o.steps);
-  if (!(o.learning_rate > 0) || !std::isfinite(o.learning_rate))
+  if (!(o.learning_rate > 0) || !detail::is_finite(o.learning_rate))
     detail::fail("train(): option 'learning_rate' must be positive, got ", o.learning_rate);
   if (labels.size() > 0 && (labels.minCoeff() < 0 || labels.maxCoeff() >= net.output_dim()))
     detail::fail("train(): labels must be in [0, ", net.output_dim(), "), got ", labels.minCoeff(), "..", labels.maxCoeff());
