@@ -13,10 +13,14 @@
 
 #include "fuzzer.hpp"
 
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <ostream>
 #include <string>
+#include <vector>
+
+#include <signal.h>
 
 namespace nnfuzz {
 
@@ -136,6 +140,60 @@ class StopOnPlateau {
 
  private:
   std::uint64_t patience_;
+};
+
+namespace detail {
+// The signal StopOnSignal received (0: none). Written only by the handler.
+inline volatile std::sig_atomic_t stop_signal = 0;
+extern "C" inline void stop_signal_handler(int sig) { stop_signal = sig; }
+}  // namespace detail
+
+/// A clean stop on Ctrl-C and on a job runner's SIGTERM (Kubernetes, Slurm and systemd send
+/// SIGTERM, then SIGKILL after a grace period): while it exists, SIGINT and SIGTERM (or the
+/// signals given) only set a flag; the run stops after the current batch, and the callbacks'
+/// end-of-run events still happen — a CampaignSaver writes its final checkpoint. A second
+/// signal of the same kind acts as if nnfuzz were not there (the default action: the process
+/// ends), so a stuck run can still be interrupted. The previous handlers come back when it is
+/// destroyed. One per process at a time; not copyable.
+///
+///     nnfuzz::StopOnSignal stop;                    // before run(), alive during it
+///     nnfuzz::CampaignSaver saver("campaign", seed);
+///     fuzzer.run(seeds, saver, stop, progress);     // Ctrl-C: final checkpoint, then return
+///     if (stop.received()) ...                      // which signal stopped it (0: none)
+class StopOnSignal {
+ public:
+  /// Installs the handler for `signals` (default SIGINT and SIGTERM).
+  explicit StopOnSignal(std::vector<int> signals = {SIGINT, SIGTERM}) : signals_(std::move(signals)) {
+    if (signals_.empty()) detail::fail("StopOnSignal(): no signals given");
+    detail::stop_signal = 0;
+    old_.resize(signals_.size());
+    for (std::size_t i = 0; i < signals_.size(); ++i) {
+      struct sigaction sa {};
+      sa.sa_handler = &detail::stop_signal_handler;
+      sigemptyset(&sa.sa_mask);
+      sa.sa_flags = SA_RESETHAND;  // the second signal gets the default action
+      if (::sigaction(signals_[i], &sa, &old_[i]) != 0) {
+        for (std::size_t j = 0; j < i; ++j) ::sigaction(signals_[j], &old_[j], nullptr);
+        detail::fail("StopOnSignal(): cannot install a handler for signal ", signals_[i]);
+      }
+    }
+  }
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+  /// Restores the previous handlers.
+  ~StopOnSignal() {
+    for (std::size_t i = 0; i < signals_.size(); ++i) ::sigaction(signals_[i], &old_[i], nullptr);
+  }
+  /// Stops after the seeds when a signal came during them.
+  bool on_start(const FuzzStats&) const { return received() != 0; }
+  /// Stops after the batch during which a signal came.
+  bool on_batch(const FuzzStats&) const { return received() != 0; }
+  /// The signal received (0: none yet).
+  int received() const { return static_cast<int>(detail::stop_signal); }
+
+ private:
+  std::vector<int> signals_;
+  std::vector<struct sigaction> old_;
 };
 
 }  // namespace nnfuzz

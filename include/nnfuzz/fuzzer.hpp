@@ -455,7 +455,7 @@ class Fuzzer {
       const std::uint64_t before = st.executions;
       for (Index r = 0; r < n; ++r) {
         ++st.executions;
-        if (is_new_(r)) {
+        if (is_new_(r) && detail::row_all_finite(batch, r)) {  // a non-finite input is never stored
           corpus_.add(batch.row(r).data(), cov.row(r).data(), parent, pe.root, pe.depth + 1, st.executions);
           ++added;
         }
@@ -489,6 +489,8 @@ class Fuzzer {
 
   Eigen::Ref<const RowMatrix> coverage_of(Index n) const {
     const Eigen::Ref<const RowMatrix> cov(out_.coverage);
+    if (cov.cols() < 1 && n > 0)
+      detail::fail("Fuzzer::run(): the model's Output::coverage has 0 columns (each input needs a coverage vector of >= 1 element)");
     if (cov.rows() != n)
       detail::fail("Fuzzer::run(): the model's Output::coverage has ", cov.rows(), " rows for a batch of ", n,
                    " inputs (it must have one coverage vector per input)");

@@ -46,7 +46,7 @@ cmake_args+=("${extra_cmake_args[@]}")
 
 case "${mode}" in
   install)
-    rm -rf "${work}/build" "${work}/prefix" "${work}/app" "${work}/pkgconfig_app"
+    rm -rf "${work}/build" "${work}/prefix" "${work}/app" "${work}/pkgconfig_app" "${work}/pkgconfig_models"
     prefix="${work}/prefix"
     step cmake -S "${src}" -B "${work}/build" "${cmake_args[@]}" -DCMAKE_INSTALL_PREFIX="${prefix}" \
       -DNNFUZZ_BUILD_TESTS=OFF -DNNFUZZ_BUILD_EXAMPLES=OFF -DNNFUZZ_BUILD_BENCHMARKS=OFF -DNNFUZZ_INSTALL=ON
@@ -63,6 +63,7 @@ case "${mode}" in
     [[ "${found_dir}" == "${prefix}/share/cmake/nnfuzz" ]] || fail "find_package found nnfuzz in '${found_dir}', not in ${prefix}"
     step cmake --build "${work}/app" --parallel "${jobs}"
     step "${work}/app/consumer_app"
+    step "${work}/app/consumer_models"
 
     # pkg-config: the installed nnfuzz.pc (Requires: eigen3, nanoflann, zlib) must resolve and
     # give flags that build the app.
@@ -74,6 +75,17 @@ case "${mode}" in
     # shellcheck disable=SC2086  # the flags are word lists
     step "${CXX:-c++}" -std=c++17 -O2 ${cflags} "${here}/app/main.cpp" -o "${work}/pkgconfig_app" ${libs}
     step "${work}/pkgconfig_app"
+    # The core needs no zlib: its headers (campaign files included) must not reach zlib.h or
+    # the models.
+    deps="$("${CXX:-c++}" -std=c++17 ${cflags} -M "${here}/app/main.cpp")"
+    [[ "${deps}" != *zlib.h* ]] || fail "the core (app/main.cpp: nnfuzz.hpp + io/campaign.hpp) includes zlib.h"
+    [[ "${deps}" != *nnfuzz/models/* && "${deps}" != *nnfuzz/io/idx.hpp* ]] || fail "the core includes the models"
+    mcflags="$(pkg-config --cflags nnfuzz-models)" || fail "pkg-config --cflags nnfuzz-models failed"
+    mlibs="$(pkg-config --libs nnfuzz-models)" || fail "pkg-config --libs nnfuzz-models failed"
+    [[ " ${mlibs} " == *" -lz "* ]] || fail "pkg-config --libs nnfuzz-models lacks -lz: '${mlibs}'"
+    # shellcheck disable=SC2086
+    step "${CXX:-c++}" -std=c++17 -O2 ${mcflags} "${here}/app/models_main.cpp" -o "${work}/pkgconfig_models" ${mlibs}
+    step "${work}/pkgconfig_models"
     ;;
 
   add_subdirectory)
@@ -81,6 +93,7 @@ case "${mode}" in
     step cmake -S "${here}/add_subdirectory" -B "${work}/app" "${cmake_args[@]}" -DNNFUZZ_SOURCE_DIR="${src}"
     step cmake --build "${work}/app" --parallel "${jobs}"
     step "${work}/app/consumer_app"
+    step "${work}/app/consumer_models"
     ;;
 
   meson)
@@ -105,6 +118,7 @@ case "${mode}" in
     installed="$(meson introspect --installed "${work}/build")"
     [[ "${installed}" == "{}" ]] || fail "nnfuzz as a Meson subproject installs files: ${installed}"
     step "${work}/build/consumer_app"
+    step "${work}/build/consumer_models"
     ;;
 
   *) usage ;;

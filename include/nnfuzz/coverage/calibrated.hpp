@@ -68,12 +68,18 @@ class CalibratedCoverage {
       }
       return;
     }
-    calibrate(vectors);
-    if (!inner_) {
-      is_new.setConstant(false);
+    is_new.setConstant(false);
+    if (pending_.empty()) {  // no finite seed vector: the first finite mutant is the first reference
+      for (Index i = 0; i < vectors.rows(); ++i)
+        if (detail::row_all_finite(vectors, i)) {
+          pending_.insert(pending_.end(), vectors.row(i).data(), vectors.row(i).data() + dim_);
+          is_new(i) = true;
+          break;
+        }
       return;
     }
-    inner_->observe(vectors, is_new);
+    calibrate(vectors);
+    if (inner_) inner_->observe(vectors, is_new);
   }
   /// Vectors remembered.
   Index size() const { return inner_ ? inner_->size() : static_cast<Index>(pending_.size()) / std::max<Index>(dim_, 1); }
@@ -89,14 +95,6 @@ class CalibratedCoverage {
  private:
   void calibrate(const Eigen::Ref<const RowMatrix>& vectors) {
     const Index stored = static_cast<Index>(pending_.size()) / dim_;
-    if (stored == 0) {  // no finite seed vector: nothing to measure against; keep the first finite mutant
-      for (Index i = 0; i < vectors.rows(); ++i)
-        if (detail::row_all_finite(vectors, i)) {
-          pending_.insert(pending_.end(), vectors.row(i).data(), vectors.row(i).data() + dim_);
-          break;
-        }
-      return;
-    }
     const Eigen::Map<const RowMatrix> seeds(pending_.data(), stored, dim_);
     distances_.clear();
     for (Index i = 0; i < vectors.rows(); ++i) {

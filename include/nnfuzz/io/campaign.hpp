@@ -1,30 +1,35 @@
 // nnfuzz: persistent campaigns — a corpus directory that survives a kill, resume, replay.
 //
+// SPDX-License-Identifier: MIT
 // Directory layout (all files little-endian binary, each ending in a CRC-32 of what precedes it,
-// each written atomically: temporary file, fsync, rename):
+// each written atomically and durably: temporary file, fsync, rename or link, fsync of the
+// directory):
 //   DIR/corpus.bin                    the corpus: "NNFZCORP", u32 version 1, u32 input_dim,
 //                                     u32 coverage_dim, u64 count, then per element:
 //                                     i64 parent, i64 root, i64 depth, u64 execution,
 //                                     u64 times_picked, input floats, coverage floats; crc32
-//   DIR/findings/finding-<execution>-<n>.bin
+//   DIR/lock                          held (flock) by the CampaignSaver writing DIR; holds its pid
+//   DIR/findings/finding-<execution>-<pid>-<n>.bin
 //                                     one finding: "NNFZFIND", u32 version 1, u32 dim,
 //                                     i64 root, i64 parent, i64 depth, u64 execution, u64 run seed,
 //                                     u32 length + bytes of `what`, input floats; crc32
 // Killing the process at any moment leaves the previous corpus.bin or the new one, never a torn
-// file, and every finding a FindingSaver reported is on disk before the report returns.
+// file, and every finding a CampaignSaver reported is on disk (and its directory entry synced)
+// before the report returns. The writer refuses, before writing anything, what the loader would
+// refuse: the two accept exactly the same files.
 #pragma once
 
 #include "../corpus.hpp"
+#include "../detail/binary_file.hpp"
 #include "../detail/config.hpp"
 #include "../fuzzer.hpp"
-#include "weights.hpp"
-
-#include <zlib.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <sys/file.h>
 #include <string>
 #include <vector>
 
@@ -32,116 +37,89 @@ namespace nnfuzz {
 
 namespace detail {
 
-inline void put_u64(std::vector<std::uint8_t>& out, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-inline void put_floats(std::vector<std::uint8_t>& out, const float* p, Index n) {
-  const std::size_t at = out.size();
-  out.resize(at + 4 * static_cast<std::size_t>(n));
-  std::memcpy(out.data() + at, p, 4 * static_cast<std::size_t>(n));  // little-endian hosts only
-}
-inline void seal(std::vector<std::uint8_t>& out) {
-  put_u32(out, static_cast<std::uint32_t>(crc32(0L, out.data(), static_cast<uInt>(out.size()))));
-}
-
-/// Reads a whole checksummed file, checking magic and CRC; `fn` names the caller in errors.
-inline std::vector<std::uint8_t> read_sealed(const char* fn, const std::string& path, const char magic[8],
-                                             std::uintmax_t max_bytes) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) fail(fn, ": file '", path, "' does not exist or is not a regular file");
-  const std::uintmax_t size = fs::file_size(path, ec);
-  if (ec) fail(fn, ": cannot stat '", path, "': ", ec.message());
-  if (size < 16) fail(fn, ": file '", path, "' is truncated: ", size, " bytes");
-  if (size > max_bytes) fail(fn, ": file '", path, "' is too large: ", size, " bytes");
-  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    const int err = errno;
-    fail(fn, ": cannot open '", path, "': ", errno_text(err));
-  }
-  const std::size_t got = std::fread(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
-  if (got != bytes.size()) fail(fn, ": cannot read '", path, "': got ", got, " of ", size, " bytes");
-  if (std::memcmp(bytes.data(), magic, 8) != 0) fail(fn, ": file '", path, "' has the wrong magic (expected ", std::string(magic, 8), ")");
-  const std::uint32_t stored = get_u32(&bytes[bytes.size() - 4]);
-  const auto actual = static_cast<std::uint32_t>(crc32(0L, bytes.data(), static_cast<uInt>(bytes.size() - 4)));
-  if (stored != actual) fail(fn, ": file '", path, "' is corrupted: CRC-32 ", actual, " != stored ", stored);
-  return bytes;
-}
-
-/// Cursor over a sealed file's payload that throws, naming the file, instead of overrunning.
-struct Reader {
-  const char* fn;
-  const std::string& path;
-  const std::vector<std::uint8_t>& b;
-  std::size_t pos = 12;  // after magic and version
-  void need(std::size_t n) const {
-    if (pos + n + 4 > b.size()) fail(fn, ": file '", path, "' is truncated at byte ", pos, " (needs ", n, " more)");
-  }
-  std::uint32_t u32() {
-    need(4);
-    pos += 4;
-    return get_u32(&b[pos - 4]);
-  }
-  std::uint64_t u64() {
-    need(8);
-    std::uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= std::uint64_t{b[pos + static_cast<std::size_t>(i)]} << (8 * i);
-    pos += 8;
-    return v;
-  }
-  void floats(float* out, Index n) {
-    need(4 * static_cast<std::size_t>(n));
-    std::memcpy(out, &b[pos], 4 * static_cast<std::size_t>(n));
-    pos += 4 * static_cast<std::size_t>(n);
-  }
-};
-
 constexpr char kCorpusMagic[8] = {'N', 'N', 'F', 'Z', 'C', 'O', 'R', 'P'};
 constexpr char kFindingMagic[8] = {'N', 'N', 'F', 'Z', 'F', 'I', 'N', 'D'};
+constexpr std::uint32_t kMaxCampaignDim = 1u << 24;           // input and coverage widths
+constexpr std::uint64_t kMaxCorpusBytes = std::uint64_t{1} << 36;  // corpus.bin: 64 GiB
+constexpr std::uint64_t kMaxFindingBytes = std::uint64_t{1} << 30;
+
+// The one check of a corpus both the writer and the loader make (the writer before writing).
+inline void check_corpus_shape(const char* fn, const std::string& path, std::uint64_t in_dim, std::uint64_t cov_dim,
+                               std::uint64_t count) {
+  if (in_dim < 1 || in_dim > kMaxCampaignDim || cov_dim < 1 || cov_dim > kMaxCampaignDim)
+    fail(fn, ": corpus '", path, "' has input width ", in_dim, " and coverage width ", cov_dim, " (each must be in [1, ",
+         kMaxCampaignDim, "])");
+  if (count == 0) fail(fn, ": corpus '", path, "' has no elements");
+}
+inline std::uint64_t corpus_file_bytes(std::uint64_t in_dim, std::uint64_t cov_dim, std::uint64_t count) {
+  return 28 + count * (40 + 4 * (in_dim + cov_dim)) + 4;
+}
 
 }  // namespace detail
 
-/// Saves a corpus to DIR/corpus.bin atomically (creating DIR). Throws naming the file on error.
+/// Saves a corpus to DIR/corpus.bin atomically and durably (creating DIR), streaming it (memory
+/// use does not grow with the corpus). Refuses, before writing anything, a corpus the loader
+/// would refuse: empty, a width outside [1, 2^24], a non-finite input, broken lineage, or a file
+/// over 64 GiB. (Coverage vectors may hold NaN/Inf: a seed's can.) Throws naming the file.
 inline void save_corpus(const std::string& dir, const Corpus& c) {
+  const std::string path = (std::filesystem::path(dir) / "corpus.bin").string();
+  detail::check_corpus_shape("save_corpus()", path, static_cast<std::uint64_t>(c.input_dim()),
+                             static_cast<std::uint64_t>(c.coverage_dim()), static_cast<std::uint64_t>(c.size()));
+  const std::uint64_t bytes = detail::corpus_file_bytes(static_cast<std::uint64_t>(c.input_dim()),
+                                                        static_cast<std::uint64_t>(c.coverage_dim()),
+                                                        static_cast<std::uint64_t>(c.size()));
+  if (bytes > detail::kMaxCorpusBytes)
+    detail::fail("save_corpus(): corpus '", path, "' would take ", bytes, " bytes, more than the loader's limit of ",
+                 detail::kMaxCorpusBytes);
+  for (Index i = 0; i < c.size(); ++i) {
+    const CorpusEntry& e = c.entry(i);
+    if (e.parent >= i || e.parent < -1 || e.root < 0 || e.root >= c.size() || e.depth < 0)
+      detail::fail("save_corpus(): corpus '", path, "' element ", i, " has inconsistent lineage (parent ", e.parent,
+                   ", root ", e.root, ", depth ", e.depth, ")");
+    if (!detail::all_finite(c.input(i).data(), static_cast<std::size_t>(c.input_dim())))
+      detail::fail("save_corpus(): corpus '", path, "' element ", i, " has a non-finite input value");
+  }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) detail::fail("save_corpus(): cannot create directory '", dir, "': ", ec.message());
-  std::vector<std::uint8_t> out(detail::kCorpusMagic, detail::kCorpusMagic + 8);
-  out.reserve(static_cast<std::size_t>(c.size()) * (4 * static_cast<std::size_t>(c.input_dim() + c.coverage_dim()) + 40) + 64);
-  detail::put_u32(out, 1);
-  detail::put_u32(out, static_cast<std::uint32_t>(c.input_dim()));
-  detail::put_u32(out, static_cast<std::uint32_t>(c.coverage_dim()));
-  detail::put_u64(out, static_cast<std::uint64_t>(c.size()));
+  detail::AtomicFile file("save_corpus()", path);
+  std::vector<std::uint8_t> buf(detail::kCorpusMagic, detail::kCorpusMagic + 8);
+  detail::put_u32(buf, 1);
+  detail::put_u32(buf, static_cast<std::uint32_t>(c.input_dim()));
+  detail::put_u32(buf, static_cast<std::uint32_t>(c.coverage_dim()));
+  detail::put_u64(buf, static_cast<std::uint64_t>(c.size()));
   for (Index i = 0; i < c.size(); ++i) {
     const CorpusEntry& e = c.entry(i);
-    detail::put_u64(out, static_cast<std::uint64_t>(e.parent));
-    detail::put_u64(out, static_cast<std::uint64_t>(e.root));
-    detail::put_u64(out, static_cast<std::uint64_t>(e.depth));
-    detail::put_u64(out, e.execution);
-    detail::put_u64(out, e.times_picked);
-    detail::put_floats(out, c.input(i).data(), c.input_dim());
-    detail::put_floats(out, c.coverage(i).data(), c.coverage_dim());
+    detail::put_u64(buf, static_cast<std::uint64_t>(e.parent));
+    detail::put_u64(buf, static_cast<std::uint64_t>(e.root));
+    detail::put_u64(buf, static_cast<std::uint64_t>(e.depth));
+    detail::put_u64(buf, e.execution);
+    detail::put_u64(buf, e.times_picked);
+    detail::put_floats(buf, c.input(i).data(), c.input_dim());
+    detail::put_floats(buf, c.coverage(i).data(), c.coverage_dim());
+    if (buf.size() >= (1u << 16)) {
+      file.write(buf);
+      buf.clear();
+    }
   }
-  detail::seal(out);
-  detail::write_file_atomic("save_corpus()", (std::filesystem::path(dir) / "corpus.bin").string(), out);
+  file.write(buf);
+  file.finish();
 }
 
 /// Loads DIR/corpus.bin. Validates magic, version, dimensions, the element count against the
-/// file size (before allocating), lineage (parents precede children) and the CRC-32; throws
-/// std::invalid_argument naming the file and the value otherwise.
+/// file size (before allocating), lineage (parents precede children), finite inputs and the
+/// CRC-32; throws std::invalid_argument naming the file and the value otherwise (a missing file,
+/// one that is not a regular file and an unreadable one each say so).
 inline Corpus load_corpus(const std::string& dir) {
   const std::string path = (std::filesystem::path(dir) / "corpus.bin").string();
-  const auto bytes = detail::read_sealed("load_corpus()", path, detail::kCorpusMagic, std::uintmax_t{1} << 36);
+  const auto bytes = detail::read_sealed("load_corpus()", path, detail::kCorpusMagic, detail::kMaxCorpusBytes);
   detail::Reader r{"load_corpus()", path, bytes};
   r.pos = 8;
   const std::uint32_t version = r.u32();
   if (version != 1) detail::fail("load_corpus(): file '", path, "' has format version ", version, " (reads 1)");
   const std::uint32_t in_dim = r.u32(), cov_dim = r.u32();
-  if (in_dim < 1 || in_dim > (1u << 24) || cov_dim < 1 || cov_dim > (1u << 20))
-    detail::fail("load_corpus(): file '", path, "' has absurd dimensions ", in_dim, " x ", cov_dim);
   const std::uint64_t count = r.u64();
+  detail::check_corpus_shape("load_corpus()", path, in_dim, cov_dim, count);
   const std::uint64_t per = 40 + 4 * (static_cast<std::uint64_t>(in_dim) + cov_dim);
   if (count == 0 || count > (bytes.size() / per) + 1 || 28 + count * per + 4 != bytes.size())
     detail::fail("load_corpus(): file '", path, "' claims ", count, " elements, its size (", bytes.size(), " bytes) fits ",
@@ -158,7 +136,7 @@ inline Corpus load_corpus(const std::string& dir) {
                    ", depth ", depth, ")");
     r.floats(in.data(), in_dim);
     r.floats(cov.data(), cov_dim);
-    if (!detail::all_finite(in) || !detail::all_finite(cov)) detail::fail("load_corpus(): file '", path, "' element ", i, " holds a non-finite value");
+    if (!detail::all_finite(in)) detail::fail("load_corpus(): file '", path, "' element ", i, " has a non-finite input value");
     c.add(in.data(), cov.data(), parent, root, depth, execution);
     c.set_times_picked(static_cast<Index>(i), picked);
   }
@@ -172,10 +150,19 @@ struct SavedFinding {
   std::string path;        ///< the file it was read from
 };
 
-/// Writes one finding to DIR/findings/finding-<execution>-<n>.bin atomically and returns the path.
+/// Writes one finding to DIR/findings/finding-<execution>-<pid>-<n>.bin atomically and durably,
+/// and returns the path. Never replaces a file: the name is taken with link(), so two processes
+/// writing into one directory cannot overwrite each other's findings. Refuses (before writing)
+/// an input width outside [1, 2^24] or a file the loader would find too large.
 inline std::string save_finding(const std::string& dir, const Finding& f, std::uint64_t run_seed) {
   namespace fs = std::filesystem;
   const fs::path fdir = fs::path(dir) / "findings";
+  if (f.input.cols() < 1 || f.input.cols() > static_cast<Index>(detail::kMaxCampaignDim))
+    detail::fail("save_finding(): finding input width ", f.input.cols(), " (must be in [1, ", detail::kMaxCampaignDim,
+                 "]), directory '", fdir.string(), "'");
+  if (48 + f.what.size() + 4 * static_cast<std::uint64_t>(f.input.cols()) > detail::kMaxFindingBytes)
+    detail::fail("save_finding(): finding too large for the loader (description of ", f.what.size(), " bytes), directory '",
+                 fdir.string(), "'");
   std::error_code ec;
   fs::create_directories(fdir, ec);
   if (ec) detail::fail("save_finding(): cannot create directory '", fdir.string(), "': ", ec.message());
@@ -190,26 +177,24 @@ inline std::string save_finding(const std::string& dir, const Finding& f, std::u
   detail::put_u32(out, static_cast<std::uint32_t>(f.what.size()));
   out.insert(out.end(), f.what.begin(), f.what.end());
   detail::put_floats(out, f.input.data(), f.input.cols());
-  detail::seal(out);
-  // Never overwrite: a second finding at the same execution gets the next free number.
+  const std::string stem = "finding-" + std::to_string(f.execution) + "-" + std::to_string(static_cast<long>(getpid())) + "-";
   for (int n = 0;; ++n) {
-    const fs::path p = fdir / ("finding-" + std::to_string(f.execution) + "-" + std::to_string(n) + ".bin");
-    if (!fs::exists(p)) {
-      detail::write_file_atomic("save_finding()", p.string(), out);
-      return p.string();
-    }
+    const std::string p = (fdir / (stem + std::to_string(n) + ".bin")).string();
+    detail::AtomicFile file("save_finding()", p);
+    file.write(out);
+    if (file.finish(/*no_replace=*/true)) return p;
   }
 }
 
 namespace detail {
 // One finding file; `fn` names the public function in error messages.
 inline SavedFinding read_finding_file(const char* fn, const std::string& path) {
-  const auto bytes = read_sealed(fn, path, kFindingMagic, std::uintmax_t{1} << 30);
+  const auto bytes = read_sealed(fn, path, kFindingMagic, kMaxFindingBytes);
   Reader r{fn, path, bytes};
   r.pos = 8;
-  if (r.u32() != 1) fail(fn, ": file '", path, "' has an unknown format version");
+  if (const std::uint32_t v = r.u32(); v != 1) fail(fn, ": file '", path, "' has format version ", v, " (reads 1)");
   const std::uint32_t dim = r.u32();
-  if (dim < 1 || dim > (1u << 24)) fail(fn, ": file '", path, "' has absurd input size ", dim);
+  if (dim < 1 || dim > kMaxCampaignDim) fail(fn, ": file '", path, "' has absurd input size ", dim);
   SavedFinding s;
   s.path = path;
   s.finding.root = static_cast<Index>(r.u64());
@@ -233,17 +218,22 @@ inline SavedFinding read_finding_file(const char* fn, const std::string& path) {
 /// throws, naming it.
 inline SavedFinding load_finding(const std::string& path) { return detail::read_finding_file("load_finding()", path); }
 
-/// Loads every finding of DIR/findings/, ordered by execution then file name. A malformed file
-/// throws (naming it): a campaign directory is never silently half-read.
+/// Loads every finding of DIR/findings/, ordered by execution then file name. No findings/
+/// directory means no findings; a findings/ that is not a directory, cannot be listed, or holds
+/// a malformed file throws (naming it): a campaign directory is never silently half-read.
 inline std::vector<SavedFinding> load_findings(const std::string& dir) {
   namespace fs = std::filesystem;
   std::vector<SavedFinding> all;
   const fs::path fdir = fs::path(dir) / "findings";
   std::error_code ec;
-  if (!fs::is_directory(fdir, ec)) return all;
+  const fs::file_status st = fs::status(fdir, ec);
+  if (!fs::exists(st)) return all;
+  if (!fs::is_directory(st)) detail::fail("load_findings(): '", fdir.string(), "' is not a directory");
   std::vector<std::string> paths;
-  for (const auto& e : fs::directory_iterator(fdir))
-    if (e.path().extension() == ".bin") paths.push_back(e.path().string());  // skips *.tmp.* leftovers
+  fs::directory_iterator it(fdir, ec), end;
+  for (; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".bin") paths.push_back(it->path().string());  // skips *.tmp.* leftovers
+  if (ec) detail::fail("load_findings(): cannot list '", fdir.string(), "': ", ec.message());
   std::sort(paths.begin(), paths.end());
   all.reserve(paths.size());
   for (const auto& path : paths) all.push_back(detail::read_finding_file("load_findings()", path));
@@ -279,16 +269,65 @@ inline std::vector<FindingGroup> group_findings(const std::vector<Finding>& find
   return groups;
 }
 
+namespace detail {
+// An exclusive advisory lock (flock) on DIR/lock, holding the owner's pid; released when the last
+// copy goes (or the process dies: the kernel drops it).
+inline std::shared_ptr<int> lock_campaign(const char* fn, const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / "lock").string();
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int err = errno;
+    fail(fn, ": cannot open lock file '", path, "': ", errno_text(err));
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char buf[32] = {0};
+    const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+    ::close(fd);
+    if (err == EWOULDBLOCK)
+      fail(fn, ": campaign directory '", dir, "' is in use by process ", n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "?",
+           " (lock file '", path, "'); two writers in one directory would overwrite each other's corpus: "
+           "give each its own directory");
+    fail(fn, ": cannot lock '", path, "': ", errno_text(err));
+  }
+  const std::string pid = std::to_string(static_cast<long>(getpid()));
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    const int err = errno;
+    ::close(fd);
+    fail(fn, ": cannot write lock file '", path, "': ", errno_text(err));
+  }
+  return std::shared_ptr<int>(new int(fd), [](int* p) {
+    ::close(*p);
+    delete p;
+  });
+}
+}  // namespace detail
+
 /// Callback that makes a run a persistent campaign in `dir`: every finding is written
-/// (atomically, synchronously) the moment it is reported — pass it before any printer so that
-/// what is printed is already on disk — and the corpus is checkpointed after the seeds, then at
-/// most every `checkpoint_seconds` when it grew, and at the end. Resume with
+/// (atomically, durably, synchronously) the moment it is reported — pass it before any printer
+/// so that what is printed is already on disk — and the corpus is checkpointed after the seeds,
+/// then at most every `checkpoint_seconds` when it grew, and at the end (also when the run is
+/// stopped by a callback, e.g. StopOnSignal on Ctrl-C or a job runner's SIGTERM).
+///
+/// The constructor creates `dir`, takes an exclusive lock on it (DIR/lock: a second saver on the
+/// same directory, in this process or another, is refused with the holder's pid) and removes
+/// temporary files that killed writers left behind. Copies share the lock. Resume with
 /// fuzzer.resume(load_corpus(dir), CampaignSaver(dir, seed)).
 class CampaignSaver {
  public:
-  /// `run_seed` is recorded in each finding; `checkpoint_seconds` >= 0 spaces corpus saves.
+  /// `run_seed` is recorded in each finding; `checkpoint_seconds` (finite, >= 0) spaces corpus saves.
   explicit CampaignSaver(std::string dir, std::uint64_t run_seed = 0, double checkpoint_seconds = 5.0)
-      : dir_(std::move(dir)), seed_(run_seed), every_(checkpoint_seconds) {}
+      : dir_(std::move(dir)), seed_(run_seed), every_(checkpoint_seconds) {
+    if (!detail::is_finite(checkpoint_seconds) || !(checkpoint_seconds >= 0))
+      detail::fail("CampaignSaver(): option 'checkpoint_seconds' must be finite and >= 0, got ", checkpoint_seconds);
+    if (dir_.empty()) detail::fail("CampaignSaver(): option 'dir' is empty");
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    if (ec) detail::fail("CampaignSaver(): cannot create directory '", dir_, "': ", ec.message());
+    lock_ = detail::lock_campaign("CampaignSaver()", dir_);
+    stale_removed_ = detail::remove_stale_temporaries(dir_) +
+                     detail::remove_stale_temporaries((std::filesystem::path(dir_) / "findings").string());
+  }
   /// Saves the finding before anyone else hears of it.
   void on_finding(const Finding& f, const FuzzStats&) { paths_.push_back(save_finding(dir_, f, seed_)); }
   /// Checkpoints the corpus (first call, then at most every checkpoint_seconds, then at the end).
@@ -303,6 +342,10 @@ class CampaignSaver {
   const std::vector<std::string>& finding_paths() const { return paths_; }
   /// Corpus checkpoints written.
   int checkpoints() const { return saves_; }
+  /// Temporary files of dead writers removed when the directory was opened.
+  std::size_t stale_files_removed() const { return stale_removed_; }
+  /// The campaign directory.
+  const std::string& dir() const { return dir_; }
 
  private:
   std::string dir_;
@@ -311,6 +354,8 @@ class CampaignSaver {
   double last_ = 0;
   int saves_ = 0;
   std::vector<std::string> paths_;
+  std::shared_ptr<int> lock_;
+  std::size_t stale_removed_ = 0;
 };
 
 }  // namespace nnfuzz

@@ -11,6 +11,7 @@
 // Needs zlib (link with -lz).
 #pragma once
 
+#include "nnfuzz/detail/binary_file.hpp"
 #include "nnfuzz/detail/config.hpp"
 
 #include <zlib.h>
@@ -95,8 +96,6 @@ inline std::uint64_t idx_element_count(const std::vector<std::uint32_t>& dims) {
   return n;
 }
 
-/// errno as text, captured by the caller right after the failing call.
-inline std::string errno_text(int err) { return std::generic_category().message(err); }
 
 /// An IDX file opened for reading, raw or gzip. Reads fail (throw) on I/O errors, on corrupted
 /// or truncated gzip streams and on bytes after the gzip stream that are not another gzip
@@ -288,31 +287,6 @@ inline void check_idx_array(const IdxArray& a, const char* fn, const std::string
          " bytes of data, got ", a.data.size());
 }
 
-/// A unique temporary name next to `path`, so that the final rename stays on one file system.
-inline std::string temp_name_for(const std::string& path) {
-  static std::atomic<unsigned long> counter{0};
-#if defined(_WIN32)
-  const long pid = static_cast<long>(_getpid());
-#else
-  const long pid = static_cast<long>(getpid());
-#endif
-  return path + ".tmp." + std::to_string(pid) + "." + std::to_string(counter++);
-}
-
-/// Removes a temporary file on scope exit unless released (also when an exception unwinds).
-class TempFileGuard {
- public:
-  explicit TempFileGuard(std::string path) : path_(std::move(path)) {}
-  TempFileGuard(const TempFileGuard&) = delete;
-  TempFileGuard& operator=(const TempFileGuard&) = delete;
-  ~TempFileGuard() {
-    if (!path_.empty()) std::remove(path_.c_str());
-  }
-  void release() { path_.clear(); }
-
- private:
-  std::string path_;
-};
 
 }  // namespace detail
 

@@ -12,9 +12,7 @@
 
 #include "../detail/config.hpp"
 #include "../models/mlp.hpp"
-#include "idx.hpp"
-
-#include <zlib.h>
+#include "../detail/binary_file.hpp"
 
 #include <cerrno>
 #include <cmath>
@@ -32,37 +30,6 @@ namespace detail {
 
 constexpr char kWeightsMagic[8] = {'N', 'N', 'F', 'Z', 'M', 'L', 'P', '1'};
 constexpr std::uint32_t kWeightsVersion = 1;
-
-inline void put_u32(std::vector<std::uint8_t>& out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-inline std::uint32_t get_u32(const std::uint8_t* p) {
-  return std::uint32_t{p[0]} | (std::uint32_t{p[1]} << 8) | (std::uint32_t{p[2]} << 16) | (std::uint32_t{p[3]} << 24);
-}
-
-/// Writes bytes to `path` atomically: a temporary file in the same directory, flushed and
-/// fsync'ed, then renamed over `path`. A crash leaves either the old file or the new one.
-inline void write_file_atomic(const char* fn, const std::string& path, const std::vector<std::uint8_t>& bytes) {
-  const std::string tmp = temp_name_for(path);
-  TempFileGuard guard(tmp);
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) {
-    const int err = errno;
-    fail(fn, ": cannot create '", tmp, "' (for '", path, "'): ", errno_text(err));
-  }
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 && fsync(fileno(f)) == 0;
-  int err = errno;
-  if (std::fclose(f) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) fail(fn, ": cannot write '", tmp, "' (for '", path, "'): ", errno_text(err));
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    err = errno;
-    fail(fn, ": cannot rename '", tmp, "' to '", path, "': ", errno_text(err));
-  }
-  guard.release();
-}
 
 }  // namespace detail
 
@@ -88,7 +55,7 @@ inline void save_mlp(const std::string& path, const Mlp<float>& net) {
     put_floats(net.layers()[l].weights.data(), net.layers()[l].weights.size(), l);
     put_floats(net.layers()[l].bias.data(), net.layers()[l].bias.size(), l);
   }
-  detail::put_u32(out, static_cast<std::uint32_t>(crc32(0L, out.data(), static_cast<uInt>(out.size()))));
+  detail::seal(out);
   detail::write_file_atomic("save_mlp()", path, out);
 }
 
@@ -97,26 +64,10 @@ inline void save_mlp(const std::string& path, const Mlp<float>& net) {
 /// allocating), the CRC-32, and finite parameters. Throws std::invalid_argument naming the
 /// file and the offending value.
 inline Mlp<float> load_mlp(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) detail::fail("load_mlp(): file '", path, "' does not exist or is not a regular file");
-  const std::uintmax_t size = fs::file_size(path, ec);
-  if (ec) detail::fail("load_mlp(): cannot stat '", path, "': ", ec.message());
   // The largest legal file: 64 layers of 2^24 x 2^24 is absurd; cap parameters at 2^28 (1 GiB).
   constexpr std::uint64_t kMaxParams = std::uint64_t{1} << 28;
-  if (size < 24) detail::fail("load_mlp(): file '", path, "' is truncated: ", size, " bytes, a header alone is 24");
-  if (size > kMaxParams * 4 + 1024) detail::fail("load_mlp(): file '", path, "' is too large: ", size, " bytes");
-  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
-  {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) {
-      const int err = errno;
-      detail::fail("load_mlp(): cannot open '", path, "': ", detail::errno_text(err));
-    }
-    const std::size_t got = std::fread(bytes.data(), 1, bytes.size(), f);
-    std::fclose(f);
-    if (got != bytes.size()) detail::fail("load_mlp(): cannot read '", path, "': got ", got, " of ", size, " bytes");
-  }
+  const std::vector<std::uint8_t> bytes = detail::read_whole_file("load_mlp()", path, 24, kMaxParams * 4 + 1024);
+  const std::uint64_t size = bytes.size();
   if (std::memcmp(bytes.data(), detail::kWeightsMagic, 8) != 0)
     detail::fail("load_mlp(): file '", path, "' is not an nnfuzz weights file (bad magic; expected NNFZMLP1)");
   const std::uint32_t version = detail::get_u32(&bytes[8]);
@@ -143,9 +94,7 @@ inline Mlp<float> load_mlp(const std::string& path) {
   if (size != expected)
     detail::fail("load_mlp(): file '", path, "' has ", size, " bytes, its header implies ", expected,
                  size < expected ? " (truncated)" : " (trailing bytes)");
-  const std::uint32_t stored = detail::get_u32(&bytes[static_cast<std::size_t>(size) - 4]);
-  const auto actual = static_cast<std::uint32_t>(crc32(0L, bytes.data(), static_cast<uInt>(size - 4)));
-  if (stored != actual) detail::fail("load_mlp(): file '", path, "' is corrupted: CRC-32 ", actual, " != stored ", stored);
+  detail::check_crc("load_mlp()", path, bytes);
   Mlp<float> net(sizes);
   std::size_t pos = header;
   auto get_floats = [&](float* p, Index n, std::size_t layer) {
