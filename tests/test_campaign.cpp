@@ -9,6 +9,10 @@
 #include <fstream>
 #include <iterator>
 
+#include <zlib.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -291,4 +295,249 @@ TEST_CASE("Campaign: a full disk (file-size quota) gives a clear error, not a cr
   // Nothing half-written is left where a loader would look.
   CHECK_FALSE(fs::exists(fs::path(dir) / "corpus.bin"));
   for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().string().find(".tmp.") == std::string::npos);
+}
+
+// --- Campaigns under abuse (issue 16) ---
+
+namespace {
+// A model whose coverage is NaN for inputs with a negative first element: a seed can start with
+// a non-finite coverage vector (a seed that is already a finding).
+struct NanCoverageModel {
+  struct Output {
+    RowMatrix coverage, y;
+    template <class F>
+    void for_each_tensor(F&& f) const {
+      f("y", y);
+    }
+  };
+  Index input_dim() const { return 4; }
+  void evaluate(const Eigen::Ref<const RowMatrix>& batch, Output& out) const {
+    out.coverage = batch.rowwise().mean();
+    for (Index r = 0; r < batch.rows(); ++r)
+      if (batch(r, 0) < 0) out.coverage(r, 0) = std::numeric_limits<float>::quiet_NaN();
+    out.y = out.coverage;
+  }
+};
+}  // namespace
+
+TEST_CASE("Campaign: a seed with a non-finite coverage vector saves, loads and resumes", "[campaign]") {
+  TempDir t;
+  const std::string dir = (t.dir / "nan_seed").string();
+  FuzzOptions o;
+  o.batch_size = 20;
+  o.max_executions = 400;
+  o.max_findings = 0;
+  auto f = make_fuzzer(NanCoverageModel{}, RecentSampler(), GaussianMutator(0.05f, {-1.0f, 1.0f}), BruteForceCoverage(0.01f),
+                       NonFiniteObjective(), o);
+  RowMatrix seeds = RowMatrix::Constant(3, 4, 0.5f);
+  seeds(1, 0) = -0.5f;  // its coverage is NaN
+  {
+    CampaignSaver saver(dir, 1);
+    f.run(seeds, saver);
+  }
+  const Corpus back = load_corpus(dir);  // used to throw: "element 1 holds a non-finite value"
+  REQUIRE(back.size() == f.corpus().size());
+  CHECK(std::isnan(back.coverage(1)(0)));
+  CHECK_NOTHROW(f.resume(back));
+}
+
+TEST_CASE("Campaign: the writer refuses, before writing, every corpus the loader refuses", "[campaign]") {
+  using Catch::Contains;
+  TempDir t;
+  const std::string dir = (t.dir / "w").string();
+  const std::string file = (fs::path(dir) / "corpus.bin").string();
+  RowVector in = RowVector::Constant(4, 0.5f), cov = RowVector::Constant(2, 1.0f);
+  // A good corpus first: it must stay intact through every refused write below.
+  Corpus good(4, 2);
+  good.add(in.data(), cov.data(), -1, 0, 0, 0);
+  save_corpus(dir, good);
+  const auto before = fs::file_size(file);
+  REQUIRE(load_corpus(dir).size() == 1);
+
+  CHECK_THROWS_WITH(save_corpus(dir, Corpus(4, 2)), Contains("save_corpus()") && Contains("no elements"));
+  Corpus zero_cov(4, 0);
+  zero_cov.add(in.data(), cov.data(), -1, 0, 0, 0);
+  CHECK_THROWS_WITH(save_corpus(dir, zero_cov), Contains("coverage width 0"));
+  Corpus nan_input(4, 2);
+  RowVector bad = in;
+  bad(2) = std::numeric_limits<float>::infinity();
+  nan_input.add(bad.data(), cov.data(), -1, 0, 0, 0);
+  CHECK_THROWS_WITH(save_corpus(dir, nan_input), Contains("element 0 has a non-finite input"));
+  Corpus lineage(4, 2);
+  lineage.add(in.data(), cov.data(), 3, 0, 1, 5);  // parent after itself
+  CHECK_THROWS_WITH(save_corpus(dir, lineage), Contains("inconsistent lineage"));
+  {
+    const Index wide = (Index{1} << 24) + 1;  // one past the loader's limit
+    Corpus too_wide(1, wide);
+    RowVector big = RowVector::Zero(wide);
+    too_wide.add(in.data(), big.data(), -1, 0, 0, 0);
+    CHECK_THROWS_WITH(save_corpus(dir, too_wide), Contains("coverage width 16777217"));
+  }
+  CHECK(fs::file_size(file) == before);
+  CHECK(load_corpus(dir).size() == 1);
+  // Edges the loader accepts, written and read back: width 1 and non-finite coverage.
+  Corpus edge(1, 1);
+  const float one = 1.0f, inf = std::numeric_limits<float>::infinity();
+  edge.add(&one, &inf, -1, 0, 0, 0);
+  edge.add(&one, &one, 0, 0, 1, 9);
+  save_corpus(dir, edge);
+  const Corpus e2 = load_corpus(dir);
+  CHECK(e2.size() == 2);
+  CHECK(e2.coverage(0)(0) == inf);
+  // Findings: widths outside the loader's range are refused before writing.
+  Finding empty;
+  CHECK_THROWS_WITH(save_finding(dir, empty, 1), Contains("save_finding()") && Contains("width 0"));
+}
+
+TEST_CASE("Campaign: two writers in one directory lose nothing", "[campaign]") {
+  using Catch::Contains;
+  TempDir t;
+  const std::string dir = (t.dir / "shared").string();
+  // Two savers on one directory: the second is refused, naming the holder.
+  {
+    CampaignSaver first(dir, 1);
+    CHECK_THROWS_WITH(CampaignSaver(dir, 2),
+                      Contains("CampaignSaver()") && Contains("in use by process " + std::to_string(::getpid())));
+  }
+  CHECK_NOTHROW(CampaignSaver(dir, 3));  // released with the first
+  // Two processes writing findings with the same execution numbers at once: every one lands.
+  constexpr int kEach = 400;
+  auto writer = [&](int) {
+    Finding f;
+    f.input = RowVector::Constant(8, 0.25f);
+    for (int i = 0; i < kEach; ++i) {
+      f.execution = static_cast<std::uint64_t>(i);
+      save_finding(dir, f, 7);
+    }
+  };
+  const Child a = fork_with_pipe(writer), b = fork_with_pipe(writer);
+  for (const Child& c : {a, b}) {
+    int status = 0;
+    ::waitpid(c.pid, &status, 0);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    ::close(c.read_fd);
+  }
+  CHECK(load_findings(dir).size() == 2 * kEach);
+}
+
+TEST_CASE("Campaign: SIGTERM and SIGINT end a run with a final checkpoint (StopOnSignal)", "[campaign]") {
+  for (const int sig : {SIGTERM, SIGINT}) {
+    TempDir t;
+    const std::string dir = (t.dir / "sig").string();
+    const Child child = fork_with_pipe([&](int fd) {
+      struct Ready {
+        int fd;
+        bool told = false;
+        void on_batch(const FuzzStats& st) {
+          if (!told && st.corpus_size > 20) {
+            told = true;
+            if (::write(fd, "go\n", 3) != 3) std::_Exit(3);
+          }
+        }
+      } ready{fd};
+      auto f = planted(5, 500000000);
+      CampaignSaver saver(dir, 5, 1e6);  // no periodic checkpoint: only the first and the final one
+      StopOnSignal stop;
+      const FuzzResult r = f.run(planted_seeds(), saver, stop, ready);
+      const std::string line = std::to_string(r.stats.corpus_size) + " " + std::to_string(stop.received()) + "\n";
+      if (::write(fd, line.data(), line.size()) < 0) std::_Exit(3);
+    });
+    char buf[3];
+    REQUIRE(::read(child.read_fd, buf, 3) == 3);  // the corpus grew past the first checkpoint
+    ::usleep(100000);
+    ::kill(child.pid, sig);
+    int status = 0;
+    ::waitpid(child.pid, &status, 0);
+    INFO("signal " << sig);
+    REQUIRE(WIFEXITED(status));  // returned from run(), not killed
+    CHECK(WEXITSTATUS(status) == 0);
+    const std::string got = read_all_and_close(child.read_fd);
+    const Index final_size = std::stoll(got);
+    CHECK(got.find(" " + std::to_string(sig)) != std::string::npos);
+    CHECK(final_size > 20);
+    CHECK(load_corpus(dir).size() == final_size);  // the final checkpoint is the whole corpus
+  }
+}
+
+TEST_CASE("Campaign: CampaignSaver validates its options; bad paths are clear errors", "[campaign]") {
+  using Catch::Contains;
+  TempDir t;
+  const std::string dir = (t.dir / "opts").string();
+  CHECK_THROWS_WITH(CampaignSaver(dir, 1, std::nan("")), Contains("'checkpoint_seconds'") && Contains("nan"));
+  CHECK_THROWS_WITH(CampaignSaver(dir, 1, -1.0), Contains("'checkpoint_seconds'"));
+  CHECK_THROWS_WITH(CampaignSaver("", 1), Contains("'dir' is empty"));
+  // corpus.bin that is not a regular file; findings/ that is a file.
+  fs::create_directories(fs::path(dir) / "corpus.bin");
+  CHECK_THROWS_WITH(load_corpus(dir), Contains("load_corpus()") && Contains("is not a regular file"));
+  const std::string other = (t.dir / "other").string();
+  fs::create_directories(other);
+  std::ofstream(fs::path(other) / "findings") << "not a directory";
+  CHECK_THROWS_WITH(load_findings(other), Contains("load_findings()") && Contains("is not a directory"));
+  if (::geteuid() != 0) {  // root reads anything
+    const fs::path unreadable = fs::path(other) / "corpus.bin";
+    std::ofstream(unreadable) << "0123456789abcdef0123";
+    fs::permissions(unreadable, fs::perms::none);
+    CHECK_THROWS_WITH(load_corpus(other), Contains("cannot open") && Contains("Permission denied"));
+  }
+}
+
+TEST_CASE("Campaign: temporary files of dead writers are removed when a campaign is opened", "[campaign]") {
+  TempDir t;
+  const std::string dir = (t.dir / "stale").string();
+  fs::create_directories(fs::path(dir) / "findings");
+  // A pid that does not run: a child that has exited and been reaped.
+  const pid_t dead = ::fork();
+  if (dead == 0) std::_Exit(0);
+  ::waitpid(dead, nullptr, 0);
+  const auto stale1 = fs::path(dir) / ("corpus.bin.tmp." + std::to_string(dead) + ".0");
+  const auto stale2 = fs::path(dir) / "findings" / ("finding-5-1-0.bin.tmp." + std::to_string(dead) + ".3");
+  const auto live = fs::path(dir) / ("corpus.bin.tmp." + std::to_string(::getpid()) + ".99");
+  for (const auto& p : {stale1, stale2, live}) std::ofstream(p) << "partial";
+  CampaignSaver saver(dir, 1);
+  CHECK(saver.stale_files_removed() == 2);
+  CHECK(!fs::exists(stale1));
+  CHECK(!fs::exists(stale2));
+  CHECK(fs::exists(live));
+}
+
+TEST_CASE("Campaign: nnfuzz's CRC-32 equals zlib's, at every length and alignment", "[campaign]") {
+  Rng rng(11);
+  std::vector<std::uint8_t> data(70000);
+  for (auto& b : data) b = static_cast<std::uint8_t>(rng.uniform_index(256));
+  for (std::size_t n : {0, 1, 3, 7, 8, 9, 15, 16, 17, 63, 64, 65, 1000, 4096, 69999}) {
+    for (std::size_t off : {0, 1, 5}) {
+      if (off + n > data.size()) continue;
+      const auto ours = detail::crc32_update(0, data.data() + off, n);
+      const auto zlibs = static_cast<std::uint32_t>(crc32(0L, data.data() + off, static_cast<uInt>(n)));
+      CHECK(ours == zlibs);
+    }
+  }
+  // Continuing a CRC over pieces equals one pass.
+  const auto whole = detail::crc32_update(0, data.data(), data.size());
+  CHECK(detail::crc32_update(detail::crc32_update(0, data.data(), 12345), data.data() + 12345, data.size() - 12345) == whole);
+}
+
+TEST_CASE("Campaign: CRC-32 over more than 4 GiB checks every byte", "[campaign][.slow]") {
+  // A sparse 4 GiB + 1 KiB file, mapped: zlib's crc32_z over size_t lengths is the reference; a
+  // byte changed at 2.9 GB changes the checksum (a 32-bit length would only cover size mod 2^32).
+  TempDir t;
+  const auto path = t.dir / "big.bin";
+  const std::size_t size = (std::size_t{1} << 32) + 1024;
+  {
+    std::ofstream(path).put('\0');
+    fs::resize_file(path, size);
+  }
+  const int fd = ::open(path.c_str(), O_RDWR);
+  REQUIRE(fd >= 0);
+  auto* p = static_cast<std::uint8_t*>(::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  REQUIRE(p != MAP_FAILED);
+  p[size - 1] = 0x5a;
+  const auto before = detail::crc32_update(0, p, size);
+  CHECK(before == static_cast<std::uint32_t>(crc32_z(0L, p, size)));
+  p[std::size_t{2900000000}] ^= 1;
+  const auto after = detail::crc32_update(0, p, size);
+  CHECK(after != before);
+  CHECK(after == static_cast<std::uint32_t>(crc32_z(0L, p, size)));
+  ::munmap(p, size);
+  ::close(fd);
 }
