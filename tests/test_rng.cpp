@@ -45,9 +45,51 @@ TEST_CASE("Rng: fill_normal is N(0,1): mean, variance, tails, and no NaN", "[rng
   CHECK(double(beyond3) / n == Approx(0.0027).epsilon(0.1));
 }
 
+using nnfuzz::NoiseKernel;
+using nnfuzz::set_noise_kernel;
+using nnfuzz::noise_kernel_name;
+namespace detail = nnfuzz::detail;
+namespace {
+// Runs the enclosing test body with each noise kernel this CPU can run, restoring the default.
+struct KernelScope {
+  explicit KernelScope(NoiseKernel k) { set_noise_kernel(k); }
+  ~KernelScope() { set_noise_kernel(NoiseKernel::automatic); }
+};
+std::vector<NoiseKernel> kernels_here() {
+  std::vector<NoiseKernel> k{NoiseKernel::generic};
+  if (detail::cpu_has_avx512()) k.push_back(NoiseKernel::avx512);
+  return k;
+}
+}  // namespace
+
+TEST_CASE("Rng: the noise kernel is chosen at run time; each kernel reproduces itself", "[rng]") {
+  // Whatever the build flags, a CPU with AVX-512 runs the AVX-512 kernel by default.
+  CHECK(std::string(noise_kernel_name()) == (detail::cpu_has_avx512() ? "avx512" : "generic"));
+  std::vector<std::vector<float>> out;
+  for (NoiseKernel k : kernels_here()) {
+    KernelScope scope(k);
+    Rng a(5), b(5);
+    std::vector<float> x(1000), y(1000);
+    a.fill_normal(x.data(), 1000);
+    b.fill_normal(y.data(), 1000);
+    CHECK(x == y);
+    out.push_back(x);
+  }
+  if (out.size() == 2) {  // same uniforms, different transforms: close, not identical
+    float max_diff = 0;
+    for (std::size_t i = 0; i < out[0].size(); ++i) max_diff = std::max(max_diff, std::abs(out[0][i] - out[1][i]));
+    CHECK(max_diff < 1e-4f);
+  }
+  if (!detail::cpu_has_avx512()) CHECK_THROWS_WITH(set_noise_kernel(NoiseKernel::avx512), Catch::Contains("AVX-512"));
+}
+
 TEST_CASE("Rng: fill_normal follows the normal CDF, tails included", "[rng]") {
   // Chi-square over 0.1-wide bins on [-4.5, 4.5] plus both tails: a shape error anywhere (the
-  // transform's approximations of log, sin and cos, the 24-bit uniforms) shows up here.
+  // transform's approximations of log, sin and cos, the 24-bit uniforms) shows up here. Every
+  // kernel this CPU can run.
+  for (NoiseKernel kernel : kernels_here()) {
+  INFO("kernel " << static_cast<int>(kernel));
+  KernelScope scope(kernel);
   Rng rng(2);
   const Index n = Index{1} << 22;
   std::vector<float> x(n);
@@ -69,6 +111,7 @@ TEST_CASE("Rng: fill_normal follows the normal CDF, tails included", "[rng]") {
   Index beyond4 = 0;
   for (float v : x) beyond4 += std::abs(v) > 4;
   CHECK(double(beyond4) / n == Approx(6.334e-5).epsilon(0.1));  // the far tail is populated
+  }
 }
 
 TEST_CASE("Rng: fill_normal does not depend on how the buffer is split", "[rng]") {

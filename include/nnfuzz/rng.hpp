@@ -6,13 +6,69 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <limits>
 
-#if defined(__AVX512F__)
+#include <atomic>
+#include <cstdlib>
+
+// Runtime dispatch of the noise kernel (GCC/Clang on x86-64): the AVX-512 Box-Muller is compiled
+// into every build with a target attribute, and used when the CPU has AVX-512 — a build without
+// -march=native (what an installed package gives its users) still gets it.
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(NNFUZZ_NO_DISPATCH)
+#  define NNFUZZ_X86_DISPATCH 1
 #  include <immintrin.h>
+#  define NNFUZZ_TARGET_AVX512 __attribute__((target("avx512f,avx512dq,avx2,fma")))
+#  define NNFUZZ_TARGET_AVX512_INLINE __attribute__((target("avx512f,avx512dq,avx2,fma"), always_inline)) inline
 #endif
 
 namespace nnfuzz {
+
+/// Which Gaussian-noise kernel Rng::fill_normal() uses. `automatic` (the default): AVX-512 when
+/// the CPU has it (checked once at run time), the generic one otherwise. The two give different
+/// last bits, so a run reproduces bit for bit per kernel: force `generic` (or set the environment
+/// variable NNFUZZ_NOISE_KERNEL=generic) to reproduce on a machine without AVX-512 a run made on
+/// one with it.
+enum class NoiseKernel {
+  automatic = 0,  ///< AVX-512 if the CPU has it, else generic
+  generic = 1,    ///< Eigen's vectorised log/sqrt/sin/cos, for the build's instruction set
+  avx512 = 2      ///< nnfuzz's own AVX-512 transform (throws if the CPU lacks AVX-512)
+};
+
+namespace detail {
+inline std::atomic<int>& noise_kernel_choice() {
+  static std::atomic<int> choice{[] {
+    const char* env = std::getenv("NNFUZZ_NOISE_KERNEL");
+    return env && std::string(env) == "generic" ? static_cast<int>(NoiseKernel::generic)
+                                                : static_cast<int>(NoiseKernel::automatic);
+  }()};
+  return choice;
+}
+/// True when this CPU can run the AVX-512 kernel.
+inline bool cpu_has_avx512() {
+#if defined(NNFUZZ_X86_DISPATCH)
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  return has;
+#else
+  return false;
+#endif
+}
+inline bool use_avx512_noise() {
+  const int c = noise_kernel_choice().load(std::memory_order_relaxed);
+  return c == static_cast<int>(NoiseKernel::avx512) || (c == static_cast<int>(NoiseKernel::automatic) && cpu_has_avx512());
+}
+}  // namespace detail
+
+/// Chooses the Gaussian-noise kernel for the whole process (see NoiseKernel). Throws
+/// std::invalid_argument for `avx512` on a CPU (or build) without it.
+inline void set_noise_kernel(NoiseKernel k) {
+  if (k == NoiseKernel::avx512 && !detail::cpu_has_avx512())
+    detail::fail("set_noise_kernel(): option 'avx512' needs a CPU with AVX-512F and AVX-512DQ (and GCC or Clang on x86-64)");
+  detail::noise_kernel_choice().store(static_cast<int>(k), std::memory_order_relaxed);
+}
+/// The kernel fill_normal() uses now: "avx512" or "generic".
+inline const char* noise_kernel_name() { return detail::use_avx512_noise() ? "avx512" : "generic"; }
 
 namespace detail {
 /// Derives the k-th independent 64-bit seed from `seed` (splitmix64's finaliser of seed + k·φ):
@@ -104,28 +160,19 @@ class Rng {
   }
 
   /// Fills out[0..n) with standard normal floats: Box-Muller on 16 lanes at a time, 32 values
-  /// (16 cos, then 16 sin) per pair of uniform blocks. With AVX-512 the transform is nnfuzz's own
-  /// (a Cephes-style logarithm and one shared range reduction for sin and cos, 2.6x faster than
-  /// Eigen's); other builds use Eigen's vectorised log/sqrt/sin/cos. Both are tested against the
-  /// normal CDF; their values differ in the last bits, so runs reproduce per build.
+  /// (16 cos, then 16 sin) per pair of uniform blocks. On a CPU with AVX-512 the transform is
+  /// nnfuzz's own (a Cephes-style logarithm and one shared range reduction for sin and cos, 2.6x
+  /// faster than Eigen's), chosen at run time whatever the build flags; otherwise Eigen's
+  /// vectorised log/sqrt/sin/cos for the build's instruction set. Both are tested against the
+  /// normal CDF; their values differ in the last bits, so runs reproduce per kernel (NoiseKernel).
   void fill_normal(float* out, Index n) {
-    alignas(64) float c[kLanes], s[kLanes];
-    Lanes lanes(lanes_);
-    for (Index i = 0; i < n; i += 2 * kLanes) {
-      const Index remaining = n - i;
-      // A full block is written in place; the tail is truncated from a full block, so that the
-      // values do not depend on how a buffer is split into calls (at multiples of 32).
-      float* cos_out = remaining >= 2 * kLanes ? out + i : c;
-      float* sin_out = remaining >= 2 * kLanes ? out + i + kLanes : s;
-      box_muller(lanes, cos_out, sin_out);
-      if (remaining < 2 * kLanes) {
-        const Index first = remaining < kLanes ? remaining : kLanes;
-        std::memcpy(out + i, c, sizeof(float) * static_cast<std::size_t>(first));
-        if (remaining > kLanes)
-          std::memcpy(out + i + kLanes, s, sizeof(float) * static_cast<std::size_t>(remaining - kLanes));
-      }
+#if defined(NNFUZZ_X86_DISPATCH)
+    if (detail::use_avx512_noise()) {
+      fill_normal_avx512(out, n);
+      return;
     }
-    lanes.store(lanes_);
+#endif
+    fill_normal_generic(out, n);
   }
 
  private:
@@ -185,11 +232,36 @@ class Rng {
     }
   };
 
-#if defined(__AVX512F__)
+  // The fill loop, instantiated once per transform so that each copy is compiled (and the lanes
+  // inlined) for its instruction set. A full block is written in place; the tail is truncated
+  // from a full block, so that the values do not depend on how a buffer is split into calls (at
+  // multiples of 32).
+#define NNFUZZ_FILL_NORMAL_LOOP(transform)                                                          \
+  alignas(64) float c[kLanes], s[kLanes];                                                           \
+  Lanes lanes(lanes_);                                                                              \
+  for (Index i = 0; i < n; i += 2 * kLanes) {                                                       \
+    const Index remaining = n - i;                                                                  \
+    float* cos_out = remaining >= 2 * kLanes ? out + i : c;                                         \
+    float* sin_out = remaining >= 2 * kLanes ? out + i + kLanes : s;                                \
+    transform(lanes, cos_out, sin_out);                                                             \
+    if (remaining < 2 * kLanes) {                                                                   \
+      const Index first = remaining < kLanes ? remaining : kLanes;                                  \
+      std::memcpy(out + i, c, sizeof(float) * static_cast<std::size_t>(first));                    \
+      if (remaining > kLanes)                                                                       \
+        std::memcpy(out + i + kLanes, s, sizeof(float) * static_cast<std::size_t>(remaining - kLanes)); \
+    }                                                                                               \
+  }                                                                                                 \
+  lanes.store(lanes_);
+
+  void fill_normal_generic(float* out, Index n) { NNFUZZ_FILL_NORMAL_LOOP(box_muller_generic) }
+
+#if defined(NNFUZZ_X86_DISPATCH)
+  NNFUZZ_TARGET_AVX512 void fill_normal_avx512(float* out, Index n) { NNFUZZ_FILL_NORMAL_LOOP(box_muller_avx512) }
+
   // 16 pairs: r = sqrt(-2 ln u1) with u1 in (0, 1]; theta = 2 pi u2 split into a quadrant q and
   // an angle a in [-pi/4, pi/4) exactly, in integers; sin a and cos a by minimax polynomials
   // (Cephes sinf/cosf), rotated into the quadrant by swaps and sign flips (no rounding).
-  static void box_muller(Lanes& lanes, float* cos_out, float* sin_out) {
+  NNFUZZ_TARGET_AVX512_INLINE static void box_muller_avx512(Lanes& lanes, float* cos_out, float* sin_out) {
     U32x16 raw1, raw2;
     lanes.next(raw1);
     lanes.next(raw2);
@@ -225,7 +297,7 @@ class Rng {
   }
   // ln x for x in [2^-24, 1] (Cephes logf: x = 2^e m, m in [sqrt(1/2), sqrt(2)), a degree-9
   // polynomial in m - 1).
-  static __m512 log_unit(__m512 x) {
+  NNFUZZ_TARGET_AVX512_INLINE static __m512 log_unit(__m512 x) {
     const __m512i bits = _mm512_castps_si512(x);
     __m512i e = _mm512_sub_epi32(_mm512_srli_epi32(bits, 23), _mm512_set1_epi32(127));
     __m512 m = _mm512_castsi512_ps(
@@ -244,9 +316,11 @@ class Rng {
     y = _mm512_fnmadd_ps(z, _mm512_set1_ps(0.5f), y);
     return _mm512_fmadd_ps(ef, _mm512_set1_ps(0.693359375f), _mm512_add_ps(f, y));
   }
-#else
+#endif
+#undef NNFUZZ_FILL_NORMAL_LOOP
+
   // 16 pairs with Eigen's vectorised log, sqrt, sin and cos.
-  static void box_muller(Lanes& lanes, float* cos_out, float* sin_out) {
+  static void box_muller_generic(Lanes& lanes, float* cos_out, float* sin_out) {
     using Block = Eigen::Array<float, kLanes, 1>;
     alignas(64) F32x16 u1, u2;
     lanes.open1(u1);
@@ -257,7 +331,6 @@ class Rng {
     cos_values = r * theta.cos();
     sin_values = r * theta.sin();
   }
-#endif
 
   std::uint64_t s_[4];
   alignas(64) std::uint32_t lanes_[4][kLanes];
