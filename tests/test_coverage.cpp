@@ -208,3 +208,53 @@ TEST_CASE("KdTreeCoverage copies are deep and independent", "[coverage]") {
   a.observe(p, m);  // the original still knows its vectors
   CHECK(m.count() == 0);
 }
+
+TEST_CASE("CalibratedCoverage: the radius is the (1 - target) quantile of the first mutants' seed distances", "[coverage]") {
+  CalibratedCoverage cov(0.1);
+  cov.reset(1);
+  Mask is_new;
+  RowMatrix seeds(2, 1);
+  seeds << 0.0f, 100.0f;
+  cov.observe(seeds, is_new);  // seeds: all kept
+  CHECK(is_new.all());
+  CHECK(cov.size() == 2);
+  CHECK(!cov.calibrated());
+  cov.seeds_done();
+  RowMatrix first(10, 1);
+  for (Index i = 0; i < 10; ++i) first(i, 0) = static_cast<float>(i + 1);  // nearest-seed distances 1..10
+  cov.observe(first, is_new);
+  // Rank round(0.9 * 9) = 8 of the sorted distances: 9. "New" is distance >= radius, so the
+  // radius sits just above 9: only the mutant at 10 is new (10% of the batch).
+  REQUIRE(cov.calibrated());
+  CHECK(cov.threshold() == std::nextafter(9.0f, 100.0f));
+  CHECK(cov.calibration().samples == 10);
+  CHECK(cov.calibration().median_distance == 6.0f);  // rank round(0.5 * 9) = 5 (0-based)
+  CHECK(is_new.count() == 1);
+  CHECK(is_new(9));
+  CHECK(cov.size() == 3);
+  // From now on an ordinary novelty test at that radius.
+  RowMatrix next(2, 1);
+  next << 19.5f, 25.0f;  // 9.5 from 10 (not new), 15 from 10 and 75 from 100 (new)
+  cov.observe(next, is_new);
+  CHECK(!is_new(0));
+  CHECK(is_new(1));
+}
+
+TEST_CASE("CalibratedCoverage: waits while every mutant sits on a seed; rejects bad options", "[coverage]") {
+  CalibratedCoverage cov;
+  cov.reset(2);
+  Mask is_new;
+  const RowMatrix seed = RowMatrix::Constant(1, 2, 0.5f);
+  cov.observe(seed, is_new);
+  cov.seeds_done();
+  cov.observe(RowMatrix::Constant(5, 2, 0.5f), is_new);  // constant coverage: nothing to measure
+  CHECK(!cov.calibrated());
+  CHECK(!is_new.any());
+  RowMatrix moved = RowMatrix::Constant(5, 2, 0.5f);
+  moved(4, 0) = 0.75f;
+  cov.observe(moved, is_new);
+  CHECK(cov.calibrated());
+  CHECK(cov.threshold() > 0);
+  CHECK_THROWS_WITH(CalibratedCoverage(0.0), Catch::Contains("'target_rate' must be in (0, 1)"));
+  CHECK_THROWS_WITH(CalibratedCoverage(std::nan("")), Catch::Contains("'target_rate'"));
+}

@@ -20,13 +20,14 @@
 
 namespace {
 
-/// Aborts unless every element of a loaded corpus has a consistent lineage and finite values.
+/// Aborts unless every element of a loaded corpus has a consistent lineage and finite inputs
+/// (coverage vectors may hold NaN/Inf: a seed's can).
 void check_corpus(const nnfuzz::Corpus& c) {
   if (c.size() < 1 || c.input_dim() < 1 || c.coverage_dim() < 1) std::abort();
   for (nnfuzz::Index i = 0; i < c.size(); ++i) {
     const nnfuzz::CorpusEntry& e = c.entry(i);
     if (e.id != i || e.parent >= e.id || e.parent < -1 || e.root < 0 || e.root >= c.size()) std::abort();
-    if (!c.input(i).allFinite() || !c.coverage(i).allFinite()) std::abort();
+    if (!c.input(i).allFinite()) std::abort();
   }
 }
 

@@ -84,8 +84,8 @@ int main(int argc, char** argv) try {
   }
   const fs::path out = argv[1];
   const fs::path idx = out / "idx", weights = out / "weights", mnist = out / "mnist_dir", campaign = out / "campaign",
-                 scratch = out / "scratch";
-  for (const fs::path& d : {idx, weights, mnist, campaign, scratch}) {
+                 roundtrip = out / "roundtrip", scratch = out / "scratch";
+  for (const fs::path& d : {idx, weights, mnist, campaign, roundtrip, scratch}) {
     fs::remove_all(d);
     fs::create_directories(d);
   }
@@ -189,6 +189,29 @@ int main(int argc, char** argv) try {
     }
     // The right file under the wrong name: wrong magic either way.
     put(campaign / "corpus_as_finding", campaign_input(nnfuzz_fuzz::campaign_findings, corpus));
+  }
+
+  // fuzz_roundtrip: descriptions of a corpus (flag 0: widths, count, then per element lineage
+  // and float bits) and of a finding (flag 1), with a NaN and an Inf among the floats.
+  {
+    auto f32 = [](Bytes& b, float v) {
+      std::uint32_t u;
+      std::memcpy(&u, &v, 4);
+      for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(u >> (8 * i)));
+    };
+    Bytes corpus{0x00, 2, 0, 2};  // input width 3, coverage width 1, 2 elements
+    for (int e = 0; e < 2; ++e) {
+      corpus.insert(corpus.end(), {static_cast<std::uint8_t>(e == 0 ? 0xff : 0), 0, static_cast<std::uint8_t>(e)});
+      for (float v : {0.25f, -1.5f, 3.0f}) f32(corpus, v);
+      f32(corpus, e == 0 ? std::numeric_limits<float>::quiet_NaN() : 2.0f);
+      for (std::uint8_t b : {7, 0, 0, 0, 1}) corpus.push_back(b);
+    }
+    put(roundtrip / "corpus", corpus);
+    Bytes finding{0x01, 3};  // width 4
+    for (float v : {0.5f, std::numeric_limits<float>::infinity(), 0.0f, -2.0f}) f32(finding, v);
+    for (std::uint8_t b : {0, 0xff, 1, 9, 0, 0, 0, 3, 'N', 'a', 'N'}) finding.push_back(b);
+    put(roundtrip / "finding", finding);
+    put(roundtrip / "too_wide", Bytes{0x00, 255, 0, 1});
   }
 
   fs::remove_all(scratch);

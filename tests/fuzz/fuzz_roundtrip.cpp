@@ -1,0 +1,115 @@
+// libFuzzer harness: the campaign writers never produce a file their loaders reject.
+//
+// The input describes a corpus (widths, element count, lineage, raw float bits: NaN, Inf,
+// subnormals) or a finding (width, description, raw input bits). save_corpus()/save_finding()
+// either refuse it with std::invalid_argument, writing nothing, or write a file that
+// load_corpus()/load_finding() accept and that reads back bit for bit. Anything else aborts.
+#include <nnfuzz/io/campaign.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include "fuzz_support.hpp"
+
+namespace {
+
+struct Bytes {
+  const std::uint8_t* p;
+  std::size_t n;
+  std::uint8_t u8() {
+    if (n == 0) return 0;
+    --n;
+    return *p++;
+  }
+  std::uint32_t u32() { return std::uint32_t{u8()} | std::uint32_t{u8()} << 8 | std::uint32_t{u8()} << 16 | std::uint32_t{u8()} << 24; }
+  float f32() {
+    const std::uint32_t u = u32();
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+};
+
+// Widths: mostly small, sometimes at or past the loaders' limits.
+nnfuzz::Index width(std::uint8_t b) {
+  if (b == 255) return (nnfuzz::Index{1} << 24) + 1;
+  if (b == 254) return 0;
+  return 1 + b % 9;
+}
+
+bool same_bits(const float* a, const float* b, nnfuzz::Index n) { return std::memcmp(a, b, 4 * static_cast<std::size_t>(n)) == 0; }
+
+void corpus_roundtrip(nnfuzz_fuzz::TempDir& dir, Bytes in) {
+  const nnfuzz::Index d = width(in.u8()), c = width(in.u8());
+  if (d > 64 && c > 64) return;  // both huge: one is enough to test the limit
+  const int count = in.u8() % 6;
+  nnfuzz::Corpus corpus(d, c);
+  nnfuzz::RowVector x(d), v(c);
+  for (int i = 0; i < count; ++i) {
+    const nnfuzz::Index parent = static_cast<std::int8_t>(in.u8()), root = in.u8() % 8, depth = static_cast<std::int8_t>(in.u8());
+    for (nnfuzz::Index k = 0; k < std::min<nnfuzz::Index>(d, 64); ++k) x(k) = in.f32();
+    for (nnfuzz::Index k = 0; k < std::min<nnfuzz::Index>(c, 64); ++k) v(k) = in.f32();
+    corpus.add(x.data(), v.data(), parent, root, depth, in.u32());
+    corpus.set_times_picked(i, in.u8());
+  }
+  dir.reset();
+  const auto file = std::filesystem::path(dir.path()) / "corpus.bin";
+  try {
+    nnfuzz::save_corpus(dir.path(), corpus);
+  } catch (const std::invalid_argument&) {
+    if (std::filesystem::exists(file)) nnfuzz_fuzz::harness_failure("save_corpus refused but wrote corpus.bin");
+    return;
+  }
+  const nnfuzz::Corpus back = nnfuzz::load_corpus(dir.path());  // must not throw
+  if (back.size() != corpus.size() || back.input_dim() != d || back.coverage_dim() != c) std::abort();
+  for (nnfuzz::Index i = 0; i < back.size(); ++i) {
+    const auto &a = back.entry(i), &b = corpus.entry(i);
+    if (a.parent != b.parent || a.root != b.root || a.depth != b.depth || a.execution != b.execution ||
+        a.times_picked != b.times_picked)
+      std::abort();
+    if (!same_bits(back.input(i).data(), corpus.input(i).data(), d) ||
+        !same_bits(back.coverage(i).data(), corpus.coverage(i).data(), c))
+      std::abort();
+  }
+}
+
+void finding_roundtrip(nnfuzz_fuzz::TempDir& dir, Bytes in) {
+  nnfuzz::Finding f;
+  const nnfuzz::Index d = width(in.u8());
+  f.input.resize(d);
+  for (nnfuzz::Index k = 0; k < d; ++k) f.input(k) = k < 64 ? in.f32() : 0.0f;
+  f.root = in.u8();
+  f.parent = static_cast<std::int8_t>(in.u8());
+  f.depth = in.u8();
+  f.execution = in.u32();
+  const std::size_t len = in.u8();
+  for (std::size_t i = 0; i < len; ++i) f.what.push_back(static_cast<char>(in.u8()));
+  dir.reset();
+  std::string path;
+  try {
+    path = nnfuzz::save_finding(dir.path(), f, 7);
+  } catch (const std::invalid_argument&) {
+    return;
+  }
+  const nnfuzz::SavedFinding s = nnfuzz::load_finding(path);  // must not throw
+  if (s.run_seed != 7 || s.finding.what != f.what || s.finding.execution != f.execution || s.finding.root != f.root ||
+      s.finding.parent != f.parent || s.finding.depth != f.depth || s.finding.input.cols() != d ||
+      !same_bits(s.finding.input.data(), f.input.data(), d))
+    std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 1) return 0;
+  static nnfuzz_fuzz::TempDir dir("roundtrip");
+  Bytes in{data + 1, size - 1};
+  if (data[0] & 1)
+    finding_roundtrip(dir, in);
+  else
+    corpus_roundtrip(dir, in);
+  return 0;
+}
