@@ -33,10 +33,10 @@ struct Bytes {
   }
 };
 
-// Widths: mostly small, sometimes at or past the loaders' limits.
+// Widths: mostly small, sometimes 0 (refused). Widths past the loaders' 2^24 limit are tested by
+// the unit tests: a corpus that wide needs a 64 MiB row, over libFuzzer's malloc limit here.
 nnfuzz::Index width(std::uint8_t b) {
-  if (b == 255) return (nnfuzz::Index{1} << 24) + 1;
-  if (b == 254) return 0;
+  if (b >= 250) return 0;
   return 1 + b % 9;
 }
 
@@ -44,7 +44,6 @@ bool same_bits(const float* a, const float* b, nnfuzz::Index n) { return std::me
 
 void corpus_roundtrip(nnfuzz_fuzz::TempDir& dir, Bytes in) {
   const nnfuzz::Index d = width(in.u8()), c = width(in.u8());
-  if (d > 64 && c > 64) return;  // both huge: one is enough to test the limit
   const int count = in.u8() % 6;
   nnfuzz::Corpus corpus(d, c);
   nnfuzz::RowVector x(d), v(c);

@@ -204,14 +204,14 @@ int main(int argc, char** argv) try {
       corpus.insert(corpus.end(), {static_cast<std::uint8_t>(e == 0 ? 0xff : 0), 0, static_cast<std::uint8_t>(e)});
       for (float v : {0.25f, -1.5f, 3.0f}) f32(corpus, v);
       f32(corpus, e == 0 ? std::numeric_limits<float>::quiet_NaN() : 2.0f);
-      for (std::uint8_t b : {7, 0, 0, 0, 1}) corpus.push_back(b);
+      for (int b : {7, 0, 0, 0, 1}) corpus.push_back(static_cast<std::uint8_t>(b));
     }
     put(roundtrip / "corpus", corpus);
     Bytes finding{0x01, 3};  // width 4
     for (float v : {0.5f, std::numeric_limits<float>::infinity(), 0.0f, -2.0f}) f32(finding, v);
-    for (std::uint8_t b : {0, 0xff, 1, 9, 0, 0, 0, 3, 'N', 'a', 'N'}) finding.push_back(b);
+    for (int b : {0, 0xff, 1, 9, 0, 0, 0, 3, int{'N'}, int{'a'}, int{'N'}}) finding.push_back(static_cast<std::uint8_t>(b));
     put(roundtrip / "finding", finding);
-    put(roundtrip / "too_wide", Bytes{0x00, 255, 0, 1});
+    put(roundtrip / "zero_width", Bytes{0x00, 255, 0, 1});
   }
 
   fs::remove_all(scratch);
