@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: ready-made callbacks for Fuzzer::run().
 //
 // A callback is any object passed after the seeds to run(); it may define any of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: the corpus of inputs the fuzzer mutates.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: the coverage-guided fuzz loop.
 #pragma once
 

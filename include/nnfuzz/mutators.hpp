@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: Mutator policies — how a batch of mutants is made from a parent.
 //
 // A Mutator provides

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: coverage-guided fuzzing of neural networks — the umbrella header.
 //
 // Include this first (before Eigen) so that Eigen::half gets F16C conversions under GCC.

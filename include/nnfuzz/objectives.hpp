@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: Objective policies — which inputs of a batch are findings.
 //
 // An Objective provides one of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: parallel workers — independent fuzz loops on several cores, merged results.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: the fuzzer's random number generator: one 64-bit seed, bit-for-bit reproducible.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: Sampler policies — which corpus element to mutate next.
 //
 // A Sampler provides

@@ -1,4 +1,5 @@
-// nnfuzz: version.
+// SPDX-License-Identifier: MIT
+// nnfuzz: version — the one place it is defined (CMake and Meson read it from here).
 #pragma once
 
 #define NNFUZZ_VERSION_MAJOR 0

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: AutoCoverage — brute force while it is cheaper, the KD-tree once it is not.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: BruteForceCoverage — exact nearest-neighbour novelty with batched Eigen products.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: KdTreeCoverage — exact novelty with a forest of static KD-trees (nanoflann-built),
 // large rebuilds done on a background thread.
 #pragma once

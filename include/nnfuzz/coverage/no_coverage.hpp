@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: NoCoverage — nothing is ever new: random search, the baseline.
 #pragma once
 

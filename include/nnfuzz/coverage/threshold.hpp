@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: the novelty threshold shared by the coverage policies.
 #pragma once
 

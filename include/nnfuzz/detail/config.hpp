@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: configuration shared by every header. Include before Eigen (the umbrella does).
 #pragma once
 

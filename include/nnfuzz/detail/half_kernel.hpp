@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: exact float16 arithmetic for dense layers, batch-invariant (internal).
 #pragma once
 

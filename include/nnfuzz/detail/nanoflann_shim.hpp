@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: the one place that knows nanoflann's version differences (internal).
 #pragma once
 

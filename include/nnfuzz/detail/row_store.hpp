@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: append-only row storage in large chunks (internal).
 #pragma once
 

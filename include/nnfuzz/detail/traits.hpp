@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: compile-time checks of the policy concepts (internal).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: persistent campaigns — a corpus directory that survives a kill, resume, replay.
 //
 // SPDX-License-Identifier: MIT

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: IDX file I/O (the MNIST format) and MNIST-style datasets.
 //
 // Only unsigned-byte IDX (type code 0x08) is supported: it is what MNIST, Fashion-MNIST and

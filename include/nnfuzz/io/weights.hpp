@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: Mlp weights files — a small checksummed binary format, written atomically.
 //
 // Format (all integers little-endian u32, floats IEEE-754 binary32 little-endian):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: dense ReLU networks over Eigen, in float, Eigen::half arithmetic, or half storage.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: ready-made fuzz targets (Model policies) around Mlp, for TensorFuzz's two experiments.
 #pragma once
 

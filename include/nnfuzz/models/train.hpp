@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz: training Mlp<float> classifiers — mini-batch SGD or Adam on cross entropy.
 #pragma once
 
