@@ -472,6 +472,15 @@ TEST_CASE("load_mnist_dir rejects directories that are not a data set", "[io]") 
                         Contains("make_dataset()") && Contains(dir) &&
                             Contains("5 images but 6 labels"));
   }
+  SECTION("a label that is not a class is reported at load time, naming the file") {
+    write_idx(tmp.file("train-images-idx3-ubyte"), make_array({3, 2, 2}));
+    nnfuzz::IdxArray labels = make_array({3});
+    labels.data = {1, 12, 3};
+    write_idx(tmp.file("train-labels-idx1-ubyte"), labels);
+    REQUIRE_THROWS_WITH(nnfuzz::load_mnist_dir(dir, Split::train),
+                        Contains("make_dataset()") && Contains("train-labels-idx1-ubyte") &&
+                            Contains("label 12 at index 1 is not a class"));
+  }
   SECTION("images not 3-d") {
     write_idx(tmp.file("train-images-idx3-ubyte"), make_array({5, 4}));
     write_idx(tmp.file("train-labels-idx1-ubyte"), make_array({5}));

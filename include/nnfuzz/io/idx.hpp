@@ -490,9 +490,11 @@ inline std::vector<std::string> mnist_names(Split split, const std::string& what
 
 /// Builds a Dataset from an N x rows x cols image array and an N-element label array.
 /// `what` describes where they came from, for error messages. Throws std::invalid_argument
-/// if images are not 3-d, labels are not 1-d, or the counts differ.
+/// if images are not 3-d, labels are not 1-d, the counts differ, or a label is not in
+/// [0, classes) (naming the label, its index and `what`).
 inline Dataset make_dataset(const IdxArray& images, const IdxArray& labels,
-                            const std::string& what) {
+                            const std::string& what, int classes = 10) {
+  if (classes < 1 || classes > 256) detail::fail("make_dataset(): option 'classes' must be in [1, 256], got ", classes);
   using detail::fail;
   if (images.dims.size() != 3)
     fail("make_dataset(): ", what, ": images must be 3-d (count x rows x cols), got ",
@@ -515,6 +517,12 @@ inline Dataset make_dataset(const IdxArray& images, const IdxArray& labels,
   if (images.dims[1] > int_max || images.dims[2] > int_max)
     fail("make_dataset(): ", what, ": image size ", images.dims[1], " x ", images.dims[2],
          " is too large");
+
+  // Labels are checked here, where the file is known, not later by whoever trains on them.
+  for (std::size_t i = 0; i < labels.data.size(); ++i)
+    if (labels.data[i] >= classes)
+      fail("make_dataset(): ", what, ": label ", static_cast<int>(labels.data[i]), " at index ", i,
+           " is not a class (the data set has ", classes, " classes: labels 0..", classes - 1, ")");
 
   const Index n = images.dims[0];
   const Index pixels = Index{images.dims[1]} * images.dims[2];

@@ -36,23 +36,6 @@ struct MlpTrace {
   const Matrix& logits() const { return pre.back(); }
 };
 
-/// How a network rounds: the three numeric twins a disagreement test compares.
-enum class Precision {
-  float32,       ///< float everywhere
-  half_arithmetic,  ///< inputs, weights, products and every sum in float16 (TensorFuzz's 16-bit model)
-  half_storage,  ///< weights and each layer's output rounded to float16, sums in float32 (GPU/inference engines)
-};
-
-/// Name of a precision ("float32", "half-arithmetic", "half-storage").
-inline const char* to_string(Precision p) {
-  switch (p) {
-    case Precision::float32: return "float32";
-    case Precision::half_arithmetic: return "half-arithmetic";
-    case Precision::half_storage: return "half-storage";
-  }
-  return "?";
-}
-
 /// A multilayer perceptron: ReLU hidden layers, linear logits, evaluated a batch at a time.
 ///
 /// `Scalar` is float or Eigen::half. With Eigen::half every product and every partial sum is
