@@ -65,11 +65,12 @@ RunRow fuzz_once(const Settings& s, const std::string& method, int run, const Na
   MutationBounds b{s.scale.lo(), s.scale.hi()};
   auto fuzzer = make_fuzzer(target, sampler, GaussianMutator(s.sigma, b, s.sigma_range), std::move(coverage), NonFiniteObjective(), o);
   const std::string csv = s.out_dir + "/csv/" + method + "-run" + std::to_string(run) + ".csv";
-  std::ofstream csv_out(csv);
+  std::ofstream csv_out = ex::open_output(csv);
   CsvLogger log(csv_out);
   FirstFindingClock clock;
   ProgressPrinter printer(std::cerr, 5.0, 1.0);
   const FuzzResult r = s.progress ? fuzzer.run(seeds, log, clock, printer) : fuzzer.run(seeds, log, clock);
+  ex::close_output(csv_out, csv);
   RunRow row;
   row.method = method;
   row.run = run;
@@ -109,21 +110,19 @@ RunRow fuzz_with_sampler(const Settings& s, const std::string& method, int run, 
   return fuzz_once(s, method, run, t, std::move(c), ExponentialRecencySampler(), seeds, d, rows);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Settings s;
-  CLI::App app{"nnfuzz: TensorFuzz's NaN experiment on an MNIST classifier, CGF vs random search"};
+void add_options(CLI::App& app, Settings& s) {
   app.add_option("--data", s.data_dir, "MNIST-format directory (train-*/t10k-* IDX, raw or .gz)")->capture_default_str();
   app.add_option("--out", s.out_dir, "output directory (findings/, csv/, plots)")->capture_default_str();
   app.add_option("--models", s.models_dir, "trained-model cache directory")->capture_default_str();
   app.add_option("--recipe", s.recipe, "model: tf-nan (TensorFuzz's), adam (well trained)")->capture_default_str();
   app.add_option("--scale", s.scale.name, "pixel scale: pm1 = [-1,1] (TensorFuzz), 01 = [0,1]")->capture_default_str();
-  app.add_option("--runs", s.runs, "runs per method")->check(CLI::Range(1, 1000))->capture_default_str();
+  app.add_option("--runs", s.runs, "runs per method")->transform(ex::integer_count())->check(CLI::Range(1, 1000))->capture_default_str();
   app.add_option("--seed", s.seed, "master RNG seed (run r uses seed*1000 + r)")->capture_default_str();
-  app.add_option("--executions", s.executions, "execution budget per run")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--batch", s.batch, "mutants per iteration")->check(CLI::Range(1, 100000))->capture_default_str();
-  app.add_option("--seeds", s.seeds, "data-set images used as seeds per run")->check(CLI::Range(1, 100000))->capture_default_str();
+  app.add_option("--executions", s.executions, "execution budget per run")
+      ->transform(ex::integer_count())->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--batch", s.batch, "mutants per iteration")->transform(ex::integer_count())->check(CLI::Range(1, 100000))->capture_default_str();
+  app.add_option("--seeds", s.seeds, "data-set images used as seeds per run")
+      ->transform(ex::integer_count())->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("--sigma", s.sigma, "Gaussian noise deviation, in pixel units of --scale")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--sigma-range", s.sigma_range, "multi-scale noise: per-mutant sigma log-uniform in [sigma/R, sigma*R] (1 = fixed)")
       ->check(CLI::Range(1.0f, 1000.0f))->capture_default_str();
@@ -134,87 +133,115 @@ int main(int argc, char** argv) {
   app.add_option("--sampler", s.sampler, "parent sampler: recent (TensorFuzz), uniform, exp")->capture_default_str();
   app.add_flag("--progress", s.progress, "print libFuzzer-style status lines while fuzzing");
   app.add_option("--train-steps", s.train_steps, "override the recipe's training steps (0 = recipe; for smoke tests)")
-      ->capture_default_str();
+      ->transform(ex::integer_count())->check(CLI::NonNegativeNumber)->capture_default_str();
+}
+
+void validate(const Settings& s) {
+  s.scale.validate();
+  if (s.coverage != "sum-abs-logits" && s.coverage != "logits" && s.coverage != "value-profile")
+    throw std::invalid_argument("--coverage must be sum-abs-logits, value-profile or logits, got '" + s.coverage + "'");
+  if (s.backend != "kdtree" && s.backend != "brute") throw std::invalid_argument("--backend must be kdtree or brute, got '" + s.backend + "'");
+  if (s.sampler != "recent" && s.sampler != "uniform" && s.sampler != "exp")
+    throw std::invalid_argument("--sampler must be recent, uniform or exp, got '" + s.sampler + "'");
+}
+
+// The data set itself: how many images already give a NaN? (TensorFuzz: none.)
+Index count_nonfinite_images(const NanTarget& target, const ex::Data& data) {
+  Index data_nans = 0;
+  NanTarget::Output out;
+  Mask hits;
+  for (const auto* set : {&data.train.images, &data.test.images})
+    for (Index first = 0; first < set->rows(); first += 1000) {
+      const Index n = std::min<Index>(1000, set->rows() - first);
+      target.evaluate(set->middleRows(first, n), out);
+      NonFiniteObjective().check(set->middleRows(first, n), out, hits);
+      data_nans += hits.count();
+    }
+  return data_nans;
+}
+
+// Every run of both methods; run r's seeds are a random sample of training images, the same for both.
+std::vector<RunRow> fuzz_all(const Settings& s, const NanTarget& target, const ex::Data& data) {
+  std::vector<RunRow> rows;
+  for (int run = 1; run <= s.runs; ++run) {
+    Rng pick(s.seed * 7919 + static_cast<std::uint64_t>(run));
+    std::vector<Index> seed_rows;
+    RowMatrix seeds(s.seeds, data.train.images.cols());
+    for (Index i = 0; i < s.seeds; ++i) {
+      seed_rows.push_back(pick.uniform_index(data.train.images.rows()));
+      seeds.row(i) = data.train.images.row(seed_rows.back());
+    }
+    const float thr = s.threshold;
+    if (s.backend == "kdtree")
+      rows.push_back(fuzz_with_sampler(s, "cgf", run, target, KdTreeCoverage(thr), seeds, data, seed_rows));
+    else
+      rows.push_back(fuzz_with_sampler(s, "cgf", run, target, BruteForceCoverage(thr), seeds, data, seed_rows));
+    rows.push_back(fuzz_with_sampler(s, "random", run, target, NoCoverage(), seeds, data, seed_rows));
+  }
+  return rows;
+}
+
+void print_table(const Settings& s, const std::vector<RunRow>& rows) {
+  std::cout << "method  run  found  executions  seconds  corpus  max spread  first non-finite  replayed\n";
+  int found_cgf = 0, found_rnd = 0;
+  for (const auto& r : rows) {
+    std::cout << std::left << std::setw(8) << r.method << std::setw(5) << r.run << std::setw(7) << (r.found ? "yes" : "no")
+              << std::setw(12) << r.executions << std::setw(9) << std::fixed << std::setprecision(2) << r.seconds
+              << std::setw(8) << r.corpus << std::setw(12) << std::setprecision(1) << r.max_spread << std::setw(18) << (r.found ? r.what : "-") << (r.found ? (r.replayed ? "yes" : "NO") : "-")
+              << "\n";
+    (r.method == "cgf" ? found_cgf : found_rnd) += r.found && r.replayed;
+  }
+  std::cout << "\nsummary: CGF found a NaN in " << found_cgf << "/" << s.runs << " runs, random search in " << found_rnd << "/"
+            << s.runs << " (TensorFuzz: 10/10 vs 0/10)\n";
+}
+
+// Corpus growth, CGF vs random (the paper's figure).
+void plot_corpus_growth(const Settings& s, const ex::Data& data) {
+  std::ostringstream gp;
+  gp << "set terminal pngcairo size 900,560\nset output '" << s.out_dir << "/corpus_growth.png'\n"
+     << "set datafile separator ','\nset key left top\nset xlabel 'executions'\nset ylabel 'corpus size'\n"
+     << "set title 'NaN hunt on " << data.name << " (" << s.recipe << "): corpus size, CGF vs random search'\nplot ";
+  for (int run = 1; run <= s.runs; ++run) {
+    gp << (run > 1 ? ", " : "") << "'" << s.out_dir << "/csv/cgf-run" << run << ".csv' using 1:2 with lines lc rgb '#1f77b4' "
+       << (run == 1 ? "title 'CGF'" : "notitle");
+    gp << ", '" << s.out_dir << "/csv/random-run" << run << ".csv' using 1:2 with lines lc rgb '#d62728' "
+       << (run == 1 ? "title 'random search'" : "notitle");
+  }
+  gp << "\n";
+  ex::gnuplot(s.out_dir + "/corpus_growth.gp", gp.str(), s.out_dir + "/corpus_growth.png", std::cout);
+}
+
+void run_experiment(const Settings& s) {
+  ex::fs::create_directories(s.out_dir + "/findings");
+  ex::fs::create_directories(s.out_dir + "/csv");
+
+  const ex::Data data = ex::load_data(s.data_dir, s.scale);
+  const Mlp<float> net = ex::train_or_load(ex::recipe(s.recipe, s.train_steps), data, s.scale, s.models_dir, std::cout);
+  const NanTarget target(net, s.coverage == "logits"          ? CoverageSignal::logits
+                              : s.coverage == "value-profile" ? CoverageSignal::value_profile
+                                                              : CoverageSignal::sum_abs_logits);
+  const Index data_nans = count_nonfinite_images(target, data);
+  std::cout << "data set: " << data_nans << " of " << data.train.images.rows() + data.test.images.rows()
+            << " images give a non-finite value\n";
+  std::cout << "fuzzing: " << s.runs << " runs x " << s.executions << " executions, batch " << s.batch << ", sigma " << s.sigma
+            << ", threshold " << s.threshold << " (L2), coverage " << s.coverage << ", " << s.backend << ", sampler "
+            << s.sampler << ", " << s.seeds << " seeds, pixels " << s.scale.name << "\n\n";
+  print_table(s, fuzz_all(s, target, data));
+  plot_corpus_growth(s, data);
+  std::cout << "pictures of the findings: " << s.out_dir << "/findings/, plot: " << s.out_dir << "/corpus_growth.png\n";
+  ex::check_stdout();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Settings s;
+  CLI::App app{"nnfuzz: TensorFuzz's NaN experiment on an MNIST classifier, CGF vs random search"};
+  add_options(app, s);
   CLI11_PARSE(app, argc, argv);
   try {
-    s.scale.validate();
-    if (s.coverage != "sum-abs-logits" && s.coverage != "logits" && s.coverage != "value-profile")
-      throw std::invalid_argument("--coverage must be sum-abs-logits, value-profile or logits, got '" + s.coverage + "'");
-    if (s.backend != "kdtree" && s.backend != "brute") throw std::invalid_argument("--backend must be kdtree or brute, got '" + s.backend + "'");
-    if (s.sampler != "recent" && s.sampler != "uniform" && s.sampler != "exp")
-      throw std::invalid_argument("--sampler must be recent, uniform or exp, got '" + s.sampler + "'");
-    ex::fs::create_directories(s.out_dir + "/findings");
-    ex::fs::create_directories(s.out_dir + "/csv");
-
-    const ex::Data data = ex::load_data(s.data_dir, s.scale);
-    const Mlp<float> net = ex::train_or_load(ex::recipe(s.recipe, s.train_steps), data, s.scale, s.models_dir, std::cout);
-    const NanTarget target(net, s.coverage == "logits"          ? CoverageSignal::logits
-                                : s.coverage == "value-profile" ? CoverageSignal::value_profile
-                                                                : CoverageSignal::sum_abs_logits);
-
-    // The data set itself: does any image already give a NaN? (TensorFuzz: none.)
-    Index data_nans = 0;
-    {
-      NanTarget::Output out;
-      Mask hits;
-      for (const auto* set : {&data.train.images, &data.test.images})
-        for (Index first = 0; first < set->rows(); first += 1000) {
-          const Index n = std::min<Index>(1000, set->rows() - first);
-          target.evaluate(set->middleRows(first, n), out);
-          NonFiniteObjective().check(set->middleRows(first, n), out, hits);
-          data_nans += hits.count();
-        }
-    }
-    std::cout << "data set: " << data_nans << " of " << data.train.images.rows() + data.test.images.rows()
-              << " images give a non-finite value\n";
-    std::cout << "fuzzing: " << s.runs << " runs x " << s.executions << " executions, batch " << s.batch << ", sigma " << s.sigma
-              << ", threshold " << s.threshold << " (L2), coverage " << s.coverage << ", " << s.backend << ", sampler "
-              << s.sampler << ", " << s.seeds << " seeds, pixels " << s.scale.name << "\n\n";
-
-    std::vector<RunRow> rows;
-    for (int run = 1; run <= s.runs; ++run) {
-      // Seeds: a different random sample of training images per run (same for both methods).
-      Rng pick(s.seed * 7919 + static_cast<std::uint64_t>(run));
-      std::vector<Index> seed_rows;
-      RowMatrix seeds(s.seeds, data.train.images.cols());
-      for (Index i = 0; i < s.seeds; ++i) {
-        seed_rows.push_back(pick.uniform_index(data.train.images.rows()));
-        seeds.row(i) = data.train.images.row(seed_rows.back());
-      }
-      const float thr = s.threshold;
-      if (s.backend == "kdtree")
-        rows.push_back(fuzz_with_sampler(s, "cgf", run, target, KdTreeCoverage(thr), seeds, data, seed_rows));
-      else
-        rows.push_back(fuzz_with_sampler(s, "cgf", run, target, BruteForceCoverage(thr), seeds, data, seed_rows));
-      rows.push_back(fuzz_with_sampler(s, "random", run, target, NoCoverage(), seeds, data, seed_rows));
-    }
-
-    std::cout << "method  run  found  executions  seconds  corpus  max spread  first non-finite  replayed\n";
-    int found_cgf = 0, found_rnd = 0;
-    for (const auto& r : rows) {
-      std::cout << std::left << std::setw(8) << r.method << std::setw(5) << r.run << std::setw(7) << (r.found ? "yes" : "no")
-                << std::setw(12) << r.executions << std::setw(9) << std::fixed << std::setprecision(2) << r.seconds
-                << std::setw(8) << r.corpus << std::setw(12) << std::setprecision(1) << r.max_spread << std::setw(18) << (r.found ? r.what : "-") << (r.found ? (r.replayed ? "yes" : "NO") : "-")
-                << "\n";
-      (r.method == "cgf" ? found_cgf : found_rnd) += r.found && r.replayed;
-    }
-    std::cout << "\nsummary: CGF found a NaN in " << found_cgf << "/" << s.runs << " runs, random search in " << found_rnd << "/"
-              << s.runs << " (TensorFuzz: 10/10 vs 0/10)\n";
-
-    // Corpus growth, CGF vs random (the paper's figure).
-    std::ostringstream gp;
-    gp << "set terminal pngcairo size 900,560\nset output '" << s.out_dir << "/corpus_growth.png'\n"
-       << "set datafile separator ','\nset key left top\nset xlabel 'executions'\nset ylabel 'corpus size'\n"
-       << "set title 'NaN hunt on " << data.name << " (" << s.recipe << "): corpus size, CGF vs random search'\nplot ";
-    for (int run = 1; run <= s.runs; ++run) {
-      gp << (run > 1 ? ", " : "") << "'" << s.out_dir << "/csv/cgf-run" << run << ".csv' using 1:2 with lines lc rgb '#1f77b4' "
-         << (run == 1 ? "title 'CGF'" : "notitle");
-      gp << ", '" << s.out_dir << "/csv/random-run" << run << ".csv' using 1:2 with lines lc rgb '#d62728' "
-         << (run == 1 ? "title 'random search'" : "notitle");
-    }
-    gp << "\n";
-    ex::gnuplot(s.out_dir + "/corpus_growth.gp", gp.str(), std::cout);
-    std::cout << "pictures of the findings: " << s.out_dir << "/findings/, plot: " << s.out_dir << "/corpus_growth.png\n";
+    validate(s);
+    run_experiment(s);
   } catch (const std::exception& e) {
     std::cerr << "mnist_nan: " << e.what() << "\n";
     return 1;

@@ -157,11 +157,7 @@ void run_twin(const Settings& s, const std::string& twin, const Pair& pair, cons
     }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Settings s;
-  CLI::App app{"nnfuzz: TensorFuzz's float32 vs float16 disagreement experiment on MNIST, CGF vs random search"};
+void add_options(CLI::App& app, Settings& s) {
   app.add_option("--data", s.data_dir, "MNIST-format directory (train-*/t10k-* IDX, raw or .gz)")->capture_default_str();
   app.add_option("--out", s.out_dir, "output directory (findings/, csv/, plots)")->capture_default_str();
   app.add_option("--models", s.models_dir, "trained-model cache directory")->capture_default_str();
@@ -169,120 +165,156 @@ int main(int argc, char** argv) {
   app.add_option("--scale", s.scale.name, "pixel scale: 01 = [0,1], pm1 = [-1,1] (TensorFuzz)")->capture_default_str();
   app.add_option("--twins", s.twins, "float16 twins: half-arithmetic, half-storage")->delimiter(',')->capture_default_str();
   app.add_option("--eps", s.eps, "L-inf radii around the seed, in pixel units of --scale")->delimiter(',')->capture_default_str();
-  app.add_option("--seeds", s.seeds, "test images to fuzz around")->check(CLI::Range(1, 100000))->capture_default_str();
+  app.add_option("--seeds", s.seeds, "test images to fuzz around")->transform(ex::integer_count())->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("--seed", s.seed, "master RNG seed")->capture_default_str();
-  app.add_option("--executions", s.executions, "execution budget per seed image")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--batch", s.batch, "mutants per iteration")->check(CLI::Range(1, 100000))->capture_default_str();
+  app.add_option("--executions", s.executions, "execution budget per seed image")
+      ->transform(ex::integer_count())->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--batch", s.batch, "mutants per iteration")->transform(ex::integer_count())->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("--sigma", s.sigma, "Gaussian noise deviation, in pixel units")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--sigma-range", s.sigma_range, "multi-scale noise: per-mutant sigma log-uniform in [sigma/R, sigma*R]")
       ->check(CLI::Range(1.0f, 1000.0f))->capture_default_str();
   app.add_option("--threshold", s.threshold, "coverage novelty radius on the float logits (plain L2)")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--backend", s.backend, "coverage index: kdtree or brute")->capture_default_str();
-  app.add_option("--jobs", s.jobs, "worker threads (0 = all cores); results do not depend on it")->capture_default_str();
-  app.add_option("--pictures", s.pictures, "PNGs written per configuration")->capture_default_str();
+  app.add_option("--jobs", s.jobs, "worker threads (0 = all cores); results do not depend on it")
+      ->transform(ex::integer_count())->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--pictures", s.pictures, "PNGs written per configuration")
+      ->transform(ex::integer_count())->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--train-steps", s.train_steps, "override the recipe's training steps (0 = recipe; for smoke tests)")
-      ->capture_default_str();
+      ->transform(ex::integer_count())->check(CLI::NonNegativeNumber)->capture_default_str();
+}
+
+void validate(const Settings& s) {
+  s.scale.validate();
+  for (const auto& t : s.twins)
+    if (t != "half-arithmetic" && t != "half-storage")
+      throw std::invalid_argument("--twins must list half-arithmetic and/or half-storage, got '" + t + "'");
+  for (float e : s.eps)
+    if (!(e > 0)) throw std::invalid_argument("--eps values must be positive, got " + std::to_string(e));
+  if (s.backend != "kdtree" && s.backend != "brute") throw std::invalid_argument("--backend must be kdtree or brute, got '" + s.backend + "'");
+}
+
+// The first --seeds test images the float model classifies correctly.
+std::vector<Index> pick_seeds(const Settings& s, const Mlp<float>& net, const ex::Data& data) {
+  std::vector<Index> seed_rows;
+  for (Index i = 0; i < data.test.images.rows() && static_cast<Index>(seed_rows.size()) < s.seeds; ++i)
+    if (argmax(net.logits(data.test.images.row(i)).row(0)) == data.test.labels(i)) seed_rows.push_back(i);
+  return seed_rows;
+}
+
+// The table, one row per configuration, with csv/seeds.csv (one row per seed) and up to
+// --pictures PNGs of confirmed disagreements per configuration.
+void report(const Settings& s, const ex::Data& data, const std::vector<Index>& seed_rows, const std::vector<Config>& configs) {
+  std::cout << "\ntwin             eps    method  seeds with a confirmed disagreement  median executions to first  ties\n";
+  const std::string csv_path = s.out_dir + "/csv/seeds.csv";
+  std::ofstream csv = ex::open_output(csv_path);
+  csv << "twin,eps,method,seed_index,test_image,found,tie,executions,corpus_size\n";
+  for (const Config& c : configs) {
+    std::vector<double> to_first;
+    Index found = 0, ties = 0, pics = 0;
+    for (std::size_t i = 0; i < c.results.size(); ++i) {
+      const SeedResult& r = c.results[i];
+      csv << c.twin << ',' << c.eps << ',' << c.method << ',' << i << ',' << seed_rows[i] << ',' << r.found << ',' << r.tie << ','
+          << r.executions << ',' << r.corpus << '\n';
+      if (r.found) {
+        ++found;
+        to_first.push_back(static_cast<double>(r.executions));
+        if (pics++ < s.pictures) {
+          std::ostringstream name;
+          name << s.out_dir << "/findings/" << c.twin << "-eps" << c.eps << "-" << c.method << "-test" << seed_rows[i]
+               << "-float" << r.ref_class << "-half" << r.cand_class << ".png";
+          ex::write_triptych(name.str(), data.test.images.row(seed_rows[i]), r.input, data.test.rows, data.test.cols,
+                             s.scale.lo(), s.scale.hi());
+        }
+      }
+      ties += r.tie;
+    }
+    const double pct = 100.0 * static_cast<double>(found) / static_cast<double>(c.results.size());
+    std::cout << std::left << std::setw(17) << c.twin << std::setw(7) << c.eps << std::setw(8) << c.method << std::right
+              << std::setw(5) << found << "/" << std::left << std::setw(5) << c.results.size() << std::right << std::setw(6)
+              << std::fixed << std::setprecision(0) << pct << "%" << std::setw(22) << "" << std::setw(10);
+    if (to_first.empty())
+      std::cout << "-";
+    else
+      std::cout << ex::median(to_first);
+    std::cout << std::setw(20) << ties << "\n" << std::defaultfloat;
+  }
+  ex::close_output(csv, csv_path);
+  std::cout << "(TensorFuzz: 70% of seeds with CGF, none with random search, at radius 0.4 on [-1,1] pixels)\n";
+}
+
+// Fraction of seeds with a confirmed disagreement after n executions, CGF vs random.
+void plot_found_vs_executions(const Settings& s, const ex::Data& data, const std::vector<Config>& configs) {
+  std::ostringstream gp;
+  gp << "set terminal pngcairo size 900,560\nset output '" << s.out_dir << "/found_vs_executions.png'\n"
+     << "set datafile separator ','\nset key left top\nset xlabel 'executions per seed'\n"
+     << "set ylabel 'seeds with a confirmed disagreement (%)'\nset yrange [0:100]\n"
+     << "set title 'float32 vs float16 on " << data.name << ": CGF (solid) vs random search (dashed)'\nplot ";
+  int k = 0;
+  for (const Config& c : configs) {
+    std::ostringstream fn;
+    fn << s.out_dir << "/csv/" << c.twin << "-eps" << c.eps << "-" << c.method << "-cumulative.csv";
+    std::vector<double> ex_found;
+    for (const auto& r : c.results)
+      if (r.found) ex_found.push_back(static_cast<double>(r.executions));
+    std::sort(ex_found.begin(), ex_found.end());
+    std::ofstream cum = ex::open_output(fn.str());
+    cum << "0,0\n";
+    for (std::size_t i = 0; i < ex_found.size(); ++i)
+      cum << ex_found[i] << ',' << 100.0 * static_cast<double>(i + 1) / static_cast<double>(c.results.size()) << '\n';
+    cum << s.executions << ',' << 100.0 * static_cast<double>(ex_found.size()) / static_cast<double>(c.results.size()) << '\n';
+    ex::close_output(cum, fn.str());
+    gp << (k > 0 ? ", " : "") << "'" << fn.str() << "' using 1:2 with steps lw 2 dt " << (c.method == "cgf" ? 1 : 2) << " lc "
+       << k / 2 + 1 << " title '" << c.twin << " eps " << c.eps << " " << c.method << "'";
+    ++k;
+  }
+  gp << "\n";
+  ex::gnuplot(s.out_dir + "/found_vs_executions.gp", gp.str(), s.out_dir + "/found_vs_executions.png", std::cout);
+}
+
+void run_experiment(const Settings& s) {
+  ex::fs::create_directories(s.out_dir + "/findings");
+  ex::fs::create_directories(s.out_dir + "/csv");
+  const ex::Data data = ex::load_data(s.data_dir, s.scale);
+  const Mlp<float> net = ex::train_or_load(ex::recipe(s.recipe, s.train_steps), data, s.scale, s.models_dir, std::cout);
+  const auto pa = make_half_arithmetic_pair(net);
+  const auto ps = make_half_storage_pair(net);
+
+  // The test set itself (TensorFuzz: no disagreement on the test set).
+  for (const auto& twin : s.twins) {
+    const auto [confirmed, ties] = twin == "half-arithmetic" ? count_disagreements(pa, data.test.images, s.batch)
+                                                             : count_disagreements(ps, data.test.images, s.batch);
+    std::cout << "test set, float32 vs " << twin << ": " << confirmed << " disagreements (+" << ties << " ties) in "
+              << data.test.images.rows() << " images\n";
+  }
+  const std::vector<Index> seed_rows = pick_seeds(s, net, data);
+  std::cout << "fuzzing " << seed_rows.size() << " seeds x " << s.executions << " executions, batch " << s.batch << ", sigma "
+            << s.sigma << " (range " << s.sigma_range << "), coverage float logits, threshold " << s.threshold << " (L2), "
+            << s.backend << ", pixels " << s.scale.name << "\n";
+
+  std::vector<Config> configs;
+  for (const auto& twin : s.twins) {
+    if (twin == "half-arithmetic")
+      run_twin(s, twin, pa, data, seed_rows, configs);
+    else
+      run_twin(s, twin, ps, data, seed_rows, configs);
+  }
+  report(s, data, seed_rows, configs);
+  plot_found_vs_executions(s, data, configs);
+  std::cout << "pictures: " << s.out_dir << "/findings/, per-seed CSV: " << s.out_dir << "/csv/seeds.csv, plot: " << s.out_dir
+            << "/found_vs_executions.png\n";
+  ex::check_stdout();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Settings s;
+  CLI::App app{"nnfuzz: TensorFuzz's float32 vs float16 disagreement experiment on MNIST, CGF vs random search"};
+  add_options(app, s);
   CLI11_PARSE(app, argc, argv);
   try {
-    s.scale.validate();
-    for (const auto& t : s.twins)
-      if (t != "half-arithmetic" && t != "half-storage")
-        throw std::invalid_argument("--twins must list half-arithmetic and/or half-storage, got '" + t + "'");
-    for (float e : s.eps)
-      if (!(e > 0)) throw std::invalid_argument("--eps values must be positive, got " + std::to_string(e));
-    if (s.backend != "kdtree" && s.backend != "brute") throw std::invalid_argument("--backend must be kdtree or brute, got '" + s.backend + "'");
-    ex::fs::create_directories(s.out_dir + "/findings");
-    ex::fs::create_directories(s.out_dir + "/csv");
-    const ex::Data data = ex::load_data(s.data_dir, s.scale);
-    const Mlp<float> net = ex::train_or_load(ex::recipe(s.recipe, s.train_steps), data, s.scale, s.models_dir, std::cout);
-    const auto pa = make_half_arithmetic_pair(net);
-    const auto ps = make_half_storage_pair(net);
-
-    // The test set itself (TensorFuzz: no disagreement on the test set).
-    for (const auto& twin : s.twins) {
-      const auto [confirmed, ties] = twin == "half-arithmetic" ? count_disagreements(pa, data.test.images, s.batch)
-                                                               : count_disagreements(ps, data.test.images, s.batch);
-      std::cout << "test set, float32 vs " << twin << ": " << confirmed << " disagreements (+" << ties << " ties) in "
-                << data.test.images.rows() << " images\n";
-    }
-    // Seeds: the first --seeds test images the float model classifies correctly.
-    std::vector<Index> seed_rows;
-    for (Index i = 0; i < data.test.images.rows() && static_cast<Index>(seed_rows.size()) < s.seeds; ++i)
-      if (argmax(net.logits(data.test.images.row(i)).row(0)) == data.test.labels(i)) seed_rows.push_back(i);
-    std::cout << "fuzzing " << seed_rows.size() << " seeds x " << s.executions << " executions, batch " << s.batch << ", sigma "
-              << s.sigma << " (range " << s.sigma_range << "), coverage float logits, threshold " << s.threshold << " (L2), "
-              << s.backend << ", pixels " << s.scale.name << "\n";
-
-    std::vector<Config> configs;
-    for (const auto& twin : s.twins) {
-      if (twin == "half-arithmetic")
-        run_twin(s, twin, pa, data, seed_rows, configs);
-      else
-        run_twin(s, twin, ps, data, seed_rows, configs);
-    }
-
-    std::cout << "\ntwin             eps    method  seeds with a confirmed disagreement  median executions to first  ties\n";
-    std::ofstream csv(s.out_dir + "/csv/seeds.csv");
-    csv << "twin,eps,method,seed_index,test_image,found,tie,executions,corpus_size\n";
-    for (const Config& c : configs) {
-      std::vector<double> to_first;
-      Index found = 0, ties = 0, pics = 0;
-      for (std::size_t i = 0; i < c.results.size(); ++i) {
-        const SeedResult& r = c.results[i];
-        csv << c.twin << ',' << c.eps << ',' << c.method << ',' << i << ',' << seed_rows[i] << ',' << r.found << ',' << r.tie << ','
-            << r.executions << ',' << r.corpus << '\n';
-        if (r.found) {
-          ++found;
-          to_first.push_back(static_cast<double>(r.executions));
-          if (pics++ < s.pictures) {
-            std::ostringstream name;
-            name << s.out_dir << "/findings/" << c.twin << "-eps" << c.eps << "-" << c.method << "-test" << seed_rows[i]
-                 << "-float" << r.ref_class << "-half" << r.cand_class << ".png";
-            ex::write_triptych(name.str(), data.test.images.row(seed_rows[i]), r.input, data.test.rows, data.test.cols,
-                               s.scale.lo(), s.scale.hi());
-          }
-        }
-        ties += r.tie;
-      }
-      const double pct = 100.0 * static_cast<double>(found) / static_cast<double>(c.results.size());
-      std::cout << std::left << std::setw(17) << c.twin << std::setw(7) << c.eps << std::setw(8) << c.method << std::right
-                << std::setw(5) << found << "/" << std::left << std::setw(5) << c.results.size() << std::right << std::setw(6)
-                << std::fixed << std::setprecision(0) << pct << "%" << std::setw(22) << "" << std::setw(10);
-      if (to_first.empty())
-        std::cout << "-";
-      else
-        std::cout << ex::median(to_first);
-      std::cout << std::setw(20) << ties << "\n" << std::defaultfloat;
-    }
-    std::cout << "(TensorFuzz: 70% of seeds with CGF, none with random search, at radius 0.4 on [-1,1] pixels)\n";
-
-    // Fraction of seeds with a confirmed disagreement after n executions, CGF vs random.
-    std::ostringstream gp;
-    gp << "set terminal pngcairo size 900,560\nset output '" << s.out_dir << "/found_vs_executions.png'\n"
-       << "set datafile separator ','\nset key left top\nset xlabel 'executions per seed'\n"
-       << "set ylabel 'seeds with a confirmed disagreement (%)'\nset yrange [0:100]\n"
-       << "set title 'float32 vs float16 on " << data.name << ": CGF (solid) vs random search (dashed)'\nplot ";
-    int k = 0;
-    for (const Config& c : configs) {
-      std::ostringstream fn;
-      fn << s.out_dir << "/csv/" << c.twin << "-eps" << c.eps << "-" << c.method << "-cumulative.csv";
-      std::vector<double> ex_found;
-      for (const auto& r : c.results)
-        if (r.found) ex_found.push_back(static_cast<double>(r.executions));
-      std::sort(ex_found.begin(), ex_found.end());
-      std::ofstream cum(fn.str());
-      cum << "0,0\n";
-      for (std::size_t i = 0; i < ex_found.size(); ++i)
-        cum << ex_found[i] << ',' << 100.0 * static_cast<double>(i + 1) / static_cast<double>(c.results.size()) << '\n';
-      cum << s.executions << ',' << 100.0 * static_cast<double>(ex_found.size()) / static_cast<double>(c.results.size()) << '\n';
-      gp << (k > 0 ? ", " : "") << "'" << fn.str() << "' using 1:2 with steps lw 2 dt " << (c.method == "cgf" ? 1 : 2) << " lc "
-         << k / 2 + 1 << " title '" << c.twin << " eps " << c.eps << " " << c.method << "'";
-      ++k;
-    }
-    gp << "\n";
-    ex::gnuplot(s.out_dir + "/found_vs_executions.gp", gp.str(), std::cout);
-    std::cout << "pictures: " << s.out_dir << "/findings/, per-seed CSV: " << s.out_dir << "/csv/seeds.csv, plot: " << s.out_dir
-              << "/found_vs_executions.png\n";
+    validate(s);
+    run_experiment(s);
   } catch (const std::exception& e) {
     std::cerr << "mnist_quantization: " << e.what() << "\n";
     return 1;

@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
   app.add_option("--scale", scale.name, "pixel scale: 01 = [0,1], pm1 = [-1,1] (TensorFuzz)")->capture_default_str();
   app.add_option("--recipes", recipes, "recipes to train: tf-nan, tf-quant, adam")->delimiter(',')->capture_default_str();
   nnfuzz::Index steps = 0;
-  app.add_option("--train-steps", steps, "override the recipes' training steps (0 = recipe; for smoke tests)")->capture_default_str();
+  app.add_option("--train-steps", steps, "override the recipes' training steps (0 = recipe; for smoke tests)")
+      ->transform(ex::integer_count())->check(CLI::NonNegativeNumber)->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     scale.validate();
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
     std::cout << "data " << data.name << ": " << data.train.images.rows() << " train, " << data.test.images.rows()
               << " test images\n";
     for (const auto& name : recipes) ex::train_or_load(ex::recipe(name, steps), data, scale, models_dir, std::cout);
+    ex::check_stdout();
   } catch (const std::exception& e) {
     std::cerr << "mnist_train: " << e.what() << "\n";
     return 1;

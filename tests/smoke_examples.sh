@@ -1,21 +1,66 @@
 #!/usr/bin/env bash
-# Smoke test of the MNIST examples: runs each with a tiny budget on a tiny synthetic data set and
-# checks its outputs (table lines parse, CSVs, PNGs, plots when gnuplot exists).
+# Smoke test of the examples.
+# - The numbered examples (01-04) each check their own claim and exit 0 only when it holds; 04 is
+#   also stopped by SIGTERM mid-campaign and resumed from its directory by a second process.
+# - The MNIST examples run with a tiny budget on a tiny synthetic data set; their outputs are
+#   checked (table lines parse, CSVs, PNGs, plots when gnuplot exists), so are their option
+#   checks (counts such as 1e6 accepted, 1.5e0 and negative counts refused) and their failed
+#   writes (a non-zero exit and a message naming the file).
 #   tests/smoke_examples.sh BUILD_DIR WORK_DIR
 set -euo pipefail
 build="$1"
 work="$2"
+ex="${build}/examples"
 rm -rf "${work}"
 mkdir -p "${work}"
-"${build}/tests/make_tiny_mnist" "${work}/data" 300 100
 
 fail() { echo "smoke_examples.sh: FAIL: $*" >&2; exit 1; }
 
-"${build}/examples/mnist_train" --data "${work}/data" --models "${work}/models" --train-steps 200 \
+# --- Numbered examples ---------------------------------------------------------------------------
+"${ex}/01_planted_bug" > "${work}/01.txt" || fail "01_planted_bug exited non-zero"
+grep -q '^CGF: found the NaN' "${work}/01.txt" || fail "01_planted_bug: no NaN found"
+
+"${ex}/02_custom_objective" > "${work}/02.txt" || fail "02_custom_objective exited non-zero"
+grep -Eq '^found: dose [0-9.]+ above the limit 10\.00 at execution [0-9]+' "${work}/02.txt" || fail "02: no finding line"
+grep -q 'replay: fires again' "${work}/02.txt" || fail "02: finding does not replay"
+
+"${ex}/03_custom_mutator" > "${work}/03.txt" || fail "03_custom_mutator exited non-zero"
+grep -q '^refused: SparseMutator: seed 0 pixel 0 is' "${work}/03.txt" || fail "03: check_seeds did not refuse the bad seed"
+grep -Eq '^backdoor found at execution [0-9]+, .*replay: fires again' "${work}/03.txt" || fail "03: no backdoor found"
+
+# 04 with its default temporary directory (TMPDIR), which it must remove.
+mkdir -p "${work}/tmp"
+TMPDIR="${work}/tmp" "${ex}/04_campaign_resume" > "${work}/04.txt" || fail "04_campaign_resume exited non-zero"
+grep -Eq '^resuming .*: corpus of [0-9]+ elements' "${work}/04.txt" || fail "04: no resumed session"
+grep -Eq '^[1-9][0-9]* findings on disk \([0-9]+ reported by this process\), [0-9]+ fire again' "${work}/04.txt" || fail "04: no findings"
+[[ -z "$(ls -A "${work}/tmp")" ]] || fail "04: temporary directory left behind: $(ls "${work}/tmp")"
+# 04 in a given directory, stopped by SIGTERM once its first checkpoint exists (an unlimited
+# session: 10^9 executions, no finding limit), then resumed by a second process.
+camp="${work}/campaign"
+"${ex}/04_campaign_resume" "${camp}" 1000000000 0 > "${work}/04-stopped.txt" &
+pid=$!
+for _ in $(seq 1 1000); do [[ -e "${camp}/corpus.bin" ]] && break; sleep 0.01; done
+kill -TERM "${pid}" 2> /dev/null || true
+for _ in $(seq 1 3000); do kill -0 "${pid}" 2> /dev/null || break; sleep 0.01; done
+if kill -0 "${pid}" 2> /dev/null; then kill -KILL "${pid}"; fail "04 did not stop within 30 s of SIGTERM"; fi
+rc=0
+wait "${pid}" || rc=$?
+[[ "${rc}" == 0 ]] || fail "04 stopped by SIGTERM exited ${rc}"
+grep -Eq '^stopped by signal 15; checkpoint of [0-9]+ elements in ' "${work}/04-stopped.txt" || fail "04: no final checkpoint after SIGTERM"
+"${ex}/04_campaign_resume" "${camp}" > "${work}/04-resumed.txt" || fail "04 resuming ${camp} exited non-zero"
+grep -q "^resuming ${camp}: corpus of" "${work}/04-resumed.txt" || fail "04: second process did not resume"
+line=$(grep -E '^[0-9]+ findings on disk \([0-9]+ reported by this process\)' "${work}/04-resumed.txt") || fail "04: no findings line"
+read -r on_disk _ _ _ reported _ <<< "${line//(/}"
+(( on_disk >= reported && on_disk > 0 )) || fail "04: ${on_disk} findings on disk, ${reported} reported by the second process"
+
+# --- MNIST examples ------------------------------------------------------------------------------
+"${build}/tests/make_tiny_mnist" "${work}/data" 300 100
+
+"${ex}/mnist_train" --data "${work}/data" --models "${work}/models" --train-steps 200 \
   --recipes tf-nan,adam > "${work}/train.txt"
 grep -Eq 'model tf-nan-200steps: test accuracy [0-9.]+%' "${work}/train.txt" || fail "mnist_train printed no accuracy"
 
-"${build}/examples/mnist_nan" --data "${work}/data" --models "${work}/models" --out "${work}/nan" --train-steps 200 \
+"${ex}/mnist_nan" --data "${work}/data" --models "${work}/models" --out "${work}/nan" --train-steps 200 \
   --runs 2 --executions 3000 --seeds 3 > "${work}/nan.txt"
 # Each table row: method run found executions seconds corpus spread what replayed.
 rows=$(grep -Ec '^(cgf|random) +[0-9]+ +(yes|no) +[0-9]+ +[0-9.]+ +[0-9]+ +[0-9.]+ ' "${work}/nan.txt" || true)
@@ -25,18 +70,60 @@ for f in cgf-run1 cgf-run2 random-run1 random-run2; do
   head -n1 "${work}/nan/csv/${f}.csv" | grep -q '^executions,corpus_size,findings$' || fail "csv ${f}"
 done
 
-"${build}/examples/mnist_quantization" --data "${work}/data" --models "${work}/models" --out "${work}/q" --train-steps 200 \
+"${ex}/mnist_quantization" --data "${work}/data" --models "${work}/models" --out "${work}/q" --train-steps 200 \
   --seeds 4 --executions 2000 --eps 0.4 --jobs 2 > "${work}/q.txt"
 rows=$(grep -Ec '^half-(arithmetic|storage) +0.4 +(cgf|random) +[0-9]+/4 ' "${work}/q.txt" || true)
 [[ "${rows}" == 4 ]] || fail "mnist_quantization table has ${rows} rows, expected 4"
 [[ $(wc -l < "${work}/q/csv/seeds.csv") == 17 ]] || fail "seeds.csv should have 16 rows + header"
 # Same flags and seed: the same table (reproducibility), whatever the number of threads.
-"${build}/examples/mnist_quantization" --data "${work}/data" --models "${work}/models" --out "${work}/q2" --train-steps 200 \
+"${ex}/mnist_quantization" --data "${work}/data" --models "${work}/models" --out "${work}/q2" --train-steps 200 \
   --seeds 4 --executions 2000 --eps 0.4 --jobs 1 > "${work}/q2.txt"
 diff <(grep -E '^half-' "${work}/q.txt") <(grep -E '^half-' "${work}/q2.txt") || fail "quantization table not reproducible"
 
 if command -v gnuplot > /dev/null; then
   [[ -s "${work}/nan/corpus_growth.png" ]] || fail "no corpus_growth.png"
   [[ -s "${work}/q/found_vs_executions.png" ]] || fail "no found_vs_executions.png"
+fi
+
+# Counts: integer-valued scientific notation is accepted; non-integers and negatives are refused.
+nan_tiny=(--data "${work}/data" --models "${work}/models" --train-steps 200 --seeds 2)
+"${ex}/mnist_nan" "${nan_tiny[@]}" --out "${work}/sci" --runs 1e0 --executions 1e4 --batch 1e2 > "${work}/sci.txt" \
+  || fail "mnist_nan refused --executions 1e4"
+grep -q '^fuzzing: 1 runs x 10000 executions, batch 100,' "${work}/sci.txt" || fail "mnist_nan misread --executions 1e4"
+# Expects a non-zero exit and `text` in stderr: refuses DESCRIPTION TEXT COMMAND...
+refuses() {
+  local what="$1" text="$2"
+  shift 2
+  if "$@" > "${work}/refused.out" 2> "${work}/refused.err"; then fail "${what}: exit status 0"; fi
+  grep -qF -- "${text}" "${work}/refused.err" || fail "${what}: stderr does not say '${text}': $(cat "${work}/refused.err")"
+}
+refuses "mnist_nan --executions 1.5e0" "--executions: '1.5e0' is not a whole number" \
+  "${ex}/mnist_nan" "${nan_tiny[@]}" --out "${work}/sci" --executions 1.5e0
+refuses "mnist_nan --train-steps -5" "--train-steps: '-5' is negative" "${ex}/mnist_nan" --train-steps -5
+refuses "mnist_quantization --train-steps -5" "--train-steps: '-5' is negative" "${ex}/mnist_quantization" --train-steps -5
+refuses "mnist_train --train-steps -5" "--train-steps: '-5' is negative" "${ex}/mnist_train" --train-steps -5
+
+# Failed writes: a non-zero exit and a message naming the file. An --out below a regular file (no
+# directory can be made there, even as root); a CSV, a plot script or stdout on /dev/full (a full disk).
+touch "${work}/a-file"
+nan_run=("${ex}/mnist_nan" "${nan_tiny[@]}" --runs 1 --executions 300)
+refuses "mnist_nan --out under a file" "${work}/a-file/nan" "${nan_run[@]}" --out "${work}/a-file/nan"
+refuses "mnist_quantization --out under a file" "${work}/a-file/q" "${ex}/mnist_quantization" --data "${work}/data" \
+  --models "${work}/models" --train-steps 200 --seeds 2 --executions 300 --out "${work}/a-file/q"
+refuses "mnist_train --models under a file" "${work}/a-file/models" "${ex}/mnist_train" --data "${work}/data" \
+  --models "${work}/a-file/models" --train-steps 200
+if [[ -c /dev/full ]]; then
+  mkdir -p "${work}/full-csv/csv" "${work}/full-gp"
+  ln -s /dev/full "${work}/full-csv/csv/cgf-run1.csv"
+  refuses "mnist_nan CSV on a full disk" "cannot write '${work}/full-csv/csv/cgf-run1.csv'" "${nan_run[@]}" --out "${work}/full-csv"
+  ln -s /dev/full "${work}/full-gp/corpus_growth.gp"
+  refuses "mnist_nan plot script on a full disk" "cannot write '${work}/full-gp/corpus_growth.gp'" "${nan_run[@]}" --out "${work}/full-gp"
+  mkdir -p "${work}/full-q/csv"
+  ln -s /dev/full "${work}/full-q/csv/seeds.csv"
+  refuses "mnist_quantization seeds.csv on a full disk" "cannot write '${work}/full-q/csv/seeds.csv'" \
+    "${ex}/mnist_quantization" --data "${work}/data" --models "${work}/models" --train-steps 200 --seeds 2 \
+    --executions 300 --out "${work}/full-q"
+  if "${nan_run[@]}" --out "${work}/full-stdout" > /dev/full 2> "${work}/refused.err"; then fail "mnist_nan > /dev/full: exit status 0"; fi
+  grep -q 'cannot write to the standard output' "${work}/refused.err" || fail "mnist_nan > /dev/full: $(cat "${work}/refused.err")"
 fi
 echo "smoke_examples.sh: OK"
