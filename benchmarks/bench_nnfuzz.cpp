@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz benchmarks (Google Benchmark): the forward-pass limit, the whole fuzz loop against it,
 // coverage cost as the corpus grows, and mutation throughput. items/s = inputs (or vectors,
 // or mutants) per second. Run all: scripts/bench.sh (writes JSON).
@@ -150,7 +151,9 @@ void BM_Loop_Nan_KdTree(benchmark::State& s) {
 void BM_Loop_Nan_BruteForce(benchmark::State& s) {
   loop(s, NanTarget(mnist_mlp()), BruteForceCoverage(0.707f), NonFiniteObjective());
 }
-void BM_Loop_Nan_NoCoverage(benchmark::State& s) { loop(s, NanTarget(mnist_mlp()), NoCoverage(), NonFiniteObjective()); }
+void BM_Loop_Nan_NoCoverage(benchmark::State& s) {
+  loop(s, NanTarget(mnist_mlp()), NoCoverage(), NonFiniteObjective());
+}
 // The user's model with the default policies (CalibratedCoverage) and with random search.
 void BM_Loop_User_Default(benchmark::State& s) { loop(s, UserModel(), CalibratedCoverage(), NonFiniteObjective()); }
 void BM_Loop_User_NoCoverage(benchmark::State& s) { loop(s, UserModel(), NoCoverage(), NonFiniteObjective()); }
@@ -180,7 +183,13 @@ void BM_Loop_Nan_Parallel(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(executions));
 }
 // Two workers share the machine with whatever else runs on the host: median of 5.
-BENCHMARK(BM_Loop_Nan_Parallel)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_Loop_Nan_Parallel)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
 BENCHMARK(BM_Loop_Nan_KdTree)->Arg(16)->Arg(100)->Arg(256)->Unit(benchmark::kMillisecond)->Apply(repeated);
 BENCHMARK(BM_Loop_Nan_BruteForce)->Arg(100)->Unit(benchmark::kMillisecond)->Apply(repeated);
 BENCHMARK(BM_Loop_Nan_NoCoverage)->Arg(16)->Arg(100)->Arg(256)->Unit(benchmark::kMillisecond)->Apply(repeated);
@@ -220,7 +229,8 @@ void coverage_scaling(benchmark::State& state, Coverage cov, bool clustered) {
     fill(batch);
     const auto t0 = std::chrono::steady_clock::now();
     cov.observe(batch.topRows(std::min<Index>(100, n - cov.size())), is_new);
-    worst_fill = std::max(worst_fill, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    worst_fill =
+        std::max(worst_fill, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   for (auto _ : state) {
     state.PauseTiming();
@@ -252,11 +262,13 @@ const bool coverage_registered = [] {
   register_coverage("KdTree_Random", kd, false, true);
   register_coverage("KdTree_Clustered", kd, true, true);
   // Every rebuild on the calling thread: the pauses the background rebuilds remove.
-  register_coverage("KdTreeBlocking_Clustered",
-                    [] { return KdTreeCoverage(1e-3f, 16, std::numeric_limits<Index>::max()); }, true, true);
+  register_coverage(
+      "KdTreeBlocking_Clustered", [] { return KdTreeCoverage(1e-3f, 16, std::numeric_limits<Index>::max()); }, true,
+      true);
   register_coverage("BruteForce_Random", bf, false, false);
   register_coverage("BruteForce_Clustered", bf, true, false);
-  register_coverage("Auto_Clustered", [] { return AutoCoverage(1e-3f); }, true, false);
+  register_coverage(
+      "Auto_Clustered", [] { return AutoCoverage(1e-3f); }, true, false);
   return true;
 }();
 

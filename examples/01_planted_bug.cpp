@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz's smallest complete example: a hand-written model with a planted bug (a NaN that
 // appears only when the mean of the input lands in a narrow band far from the seeds), found by
 // coverage-guided fuzzing and missed by random search with the same budget.
@@ -52,8 +53,8 @@ int main(int argc, char** argv) {
   std::cout << "\nCGF: " << (cgf.found() ? "found the NaN" : "nothing") << " after " << cgf.stats.executions
             << " executions (corpus " << cgf.stats.corpus_size << ")";
   if (cgf.found())
-    std::cout << ", input mean " << cgf.findings[0].input.mean() << ", " << cgf.findings[0].depth << " mutations from seed "
-              << cgf.findings[0].root;
+    std::cout << ", input mean " << cgf.findings[0].input.mean() << ", " << cgf.findings[0].depth
+              << " mutations from seed " << cgf.findings[0].root;
   std::cout << "\nrandom search: " << (rnd.found() ? "found the NaN" : "nothing") << " in " << rnd.stats.executions
             << " executions\n";
   return cgf.found() ? 0 : 1;

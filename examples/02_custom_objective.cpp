@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // An objective of your own: "the output exceeds a safety limit", written in the batch shape
 // check(batch, out, hits) with a describe(), on a model that is your own float* function.
 //
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
             << f.root << "\ninput:";
   for (nnfuzz::Index k = 0; k < f.input.cols(); ++k) std::cout << ' ' << f.input(k);
   const bool replayed = fuzzer.replay(f.input);
-  std::cout << "\ndose_forward() on it: " << dose << "; replay: " << (replayed ? "fires again" : "does NOT fire") << '\n';
+  std::cout << "\ndose_forward() on it: " << dose << "; replay: " << (replayed ? "fires again" : "does NOT fire")
+            << '\n';
   return dose > objective.limit && replayed ? 0 : 1;
 }

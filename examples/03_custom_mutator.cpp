@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A mutator of your own (sparse: k random pixels per mutant set to black or white) with
 // check_seeds(), plus the default sampler and coverage (RecentSampler, CalibratedCoverage), finds
 // a backdoor trigger in a model that is your own float* function.   Usage: 03_custom_mutator [seed]
@@ -21,7 +22,9 @@ void classify(const float* x, long n, float* scores) {
 }
 
 struct Classifier {
-  struct Output { nnfuzz::RowMatrix scores, coverage; };  // B x 4 each
+  struct Output {
+    nnfuzz::RowMatrix scores, coverage;
+  };  // B x 4 each
   nnfuzz::Index input_dim() const { return 64; }
   void evaluate(const Eigen::Ref<const nnfuzz::RowMatrix>& batch, Output& out) const {
     out.scores.resize(batch.rows(), 4);
@@ -46,8 +49,8 @@ struct SparseMutator {
     for (nnfuzz::Index r = 0; r < seeds.rows(); ++r)
       for (nnfuzz::Index c = 0; c < seeds.cols(); ++c)
         if (!(seeds(r, c) >= 0.0f && seeds(r, c) <= 1.0f))
-          throw std::invalid_argument("SparseMutator: seed " + std::to_string(r) + " pixel " + std::to_string(c) + " is " +
-                                      std::to_string(seeds(r, c)) + ", outside [0, 1]");
+          throw std::invalid_argument("SparseMutator: seed " + std::to_string(r) + " pixel " + std::to_string(c) +
+                                      " is " + std::to_string(seeds(r, c)) + ", outside [0, 1]");
   }
 };
 
@@ -56,11 +59,11 @@ int main(int argc, char** argv) {
   options.max_executions = 200000;
   options.seed = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1;
   auto backdoor = [](const Classifier::Output& out, nnfuzz::Index r) { return out.scores(r, 3) > 50.0f; };
-  auto fuzzer = nnfuzz::make_fuzzer(Classifier{}, nnfuzz::RecentSampler(), SparseMutator{2}, nnfuzz::CalibratedCoverage(),
-                                    backdoor, options);
+  auto fuzzer = nnfuzz::make_fuzzer(Classifier{}, nnfuzz::RecentSampler(), SparseMutator{2},
+                                    nnfuzz::CalibratedCoverage(), backdoor, options);
   nnfuzz::RowMatrix seeds = nnfuzz::RowMatrix::Constant(4, 64, 0.1f);
   seeds.leftCols(16).setConstant(0.9f);  // clean images of class 0: rows 0 and 1 bright
-  try {  // check_seeds() at work: a seed pixel of 255 (the wrong scale) is refused
+  try {                                  // check_seeds() at work: a seed pixel of 255 (the wrong scale) is refused
     fuzzer.run(seeds * 255.0f);
     return 1;
   } catch (const std::invalid_argument& e) {
@@ -73,8 +76,8 @@ int main(int argc, char** argv) {
   const auto changed = (f.input.array() != seeds.row(f.root).array()).count();
   const float patch = std::min({f.input(54), f.input(55), f.input(62), f.input(63)});
   const bool replayed = fuzzer.replay(f.input);
-  std::cout << "\nbackdoor found at execution " << f.execution << ", " << f.depth << " mutations from seed " << f.root << ": "
-            << changed << " pixels rewritten (at most 2 per mutation), darkest patch pixel " << patch
+  std::cout << "\nbackdoor found at execution " << f.execution << ", " << f.depth << " mutations from seed " << f.root
+            << ": " << changed << " pixels rewritten (at most 2 per mutation), darkest patch pixel " << patch
             << "; replay: " << (replayed ? "fires again" : "does NOT fire") << '\n';
   return replayed && changed <= 2 * f.depth && patch > 0.9f ? 0 : 1;
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A campaign kept in a directory: findings and corpus checkpoints saved as they happen
 // (CampaignSaver), a clean stop on Ctrl-C or kill (StopOnSignal: the final checkpoint is still
 // written), a session resumed from the checkpoint on disk, then the findings loaded, grouped and
@@ -17,13 +18,17 @@
 // Your inference code: n rows of 16 floats in [0, 1] in, one score per row out. The bug: the
 // score is NaN when the row's mean falls in (0.79, 0.81), far from the seeds' 0.1 to 0.25.
 void score_forward(const float* x, long n, float* score) {
-  for (long i = 0; i < n; ++i, x += 16) score[i] = std::sqrt(std::abs(std::accumulate(x, x + 16, 0.0f) / 16 - 0.8f) - 0.01f);
+  for (long i = 0; i < n; ++i, x += 16)
+    score[i] = std::sqrt(std::abs(std::accumulate(x, x + 16, 0.0f) / 16 - 0.8f) - 0.01f);
 }
 
 struct ScoreModel {
   struct Output {
     nnfuzz::RowMatrix score, coverage;  // B x 1 each
-    template <class F> void for_each_tensor(F&& f) const { f("score", score); }  // for NonFiniteObjective
+    template <class F>
+    void for_each_tensor(F&& f) const {
+      f("score", score);
+    }  // for NonFiniteObjective
   };
   nnfuzz::Index input_dim() const { return 16; }
   void evaluate(const Eigen::Ref<const nnfuzz::RowMatrix>& batch, Output& out) const {
@@ -47,11 +52,11 @@ int main(int argc, char** argv) try {
   nnfuzz::StopOnSignal stop;  // Ctrl-C / SIGTERM: stop after the current batch
   nnfuzz::ProgressPrinter progress(std::cout, 1.0, 0.2);
   std::size_t reported = 0;
-  if (!fs::exists(fs::path(dir) / "corpus.bin")) {  // session 1: a new campaign
+  if (!fs::exists(fs::path(dir) / "corpus.bin")) {   // session 1: a new campaign
     nnfuzz::CampaignSaver saver(dir, options.seed);  // pass it first: what is printed is on disk
     const nnfuzz::RowMatrix seeds = nnfuzz::RowVector::LinSpaced(4, 0.1f, 0.25f).transpose().replicate(1, 16);
     reported += fuzzer.run(seeds, saver, stop, progress).findings.size();
-  }  // the saver's lock on DIR is released here
+  }                        // the saver's lock on DIR is released here
   if (!stop.received()) {  // session 2, as after a restart: from the checkpoint on disk
     const nnfuzz::Corpus corpus = nnfuzz::load_corpus(dir);
     std::cout << "resuming " << dir << ": corpus of " << corpus.size() << " elements\n";
@@ -67,7 +72,8 @@ int main(int argc, char** argv) try {
   const std::vector<nnfuzz::SavedFinding> saved = nnfuzz::load_findings(dir);
   std::vector<nnfuzz::Finding> all;  // group_findings() takes Findings
   for (const nnfuzz::SavedFinding& s : saved) all.push_back(s.finding);
-  const auto replayed = std::count_if(all.begin(), all.end(), [&](const nnfuzz::Finding& f) { return fuzzer.replay(f.input); });
+  const auto replayed =
+      std::count_if(all.begin(), all.end(), [&](const nnfuzz::Finding& f) { return fuzzer.replay(f.input); });
   std::cout << saved.size() << " findings on disk (" << reported << " reported by this process), " << replayed
             << " fire again on replay; groups:\n";
   for (const nnfuzz::FindingGroup& g : nnfuzz::group_findings(all))

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared code of the MNIST examples: data, model recipes (train or load cached), pictures, plots,
 // checked output files, command-line counts.
 #pragma once
@@ -231,8 +232,8 @@ inline Mlp<float> train_or_load(const Recipe& r, const Data& data, const Scale& 
 
 /// Writes seed | found | |found - seed| (magnified to fill the grey range) side by side as a PNG,
 /// each panel upscaled `zoom` times. Pixels are mapped from [lo, hi] to [0, 255].
-inline void write_triptych(const std::string& path, const nnfuzz::RowVector& seed, const nnfuzz::RowVector& found, int rows,
-                           int cols, float lo, float hi, int zoom = 4) {
+inline void write_triptych(const std::string& path, const nnfuzz::RowVector& seed, const nnfuzz::RowVector& found,
+                           int rows, int cols, float lo, float hi, int zoom = 4) {
   const int gap = 2;
   const int w = 3 * cols * zoom + 2 * gap, h = rows * zoom;
   std::vector<unsigned char> img(static_cast<std::size_t>(w * h), 255);
@@ -252,7 +253,9 @@ inline void write_triptych(const std::string& path, const nnfuzz::RowVector& see
   put(1, found, lo, hi);
   put(2, diff, 0, dmax);
   std::ofstream png = open_output(path);
-  auto append = [](void* os, void* bytes, int n) { static_cast<std::ofstream*>(os)->write(static_cast<const char*>(bytes), n); };
+  auto append = [](void* os, void* bytes, int n) {
+    static_cast<std::ofstream*>(os)->write(static_cast<const char*>(bytes), n);
+  };
   if (!stbi_write_png_to_func(append, &png, w, h, 1, img.data(), w))
     throw std::runtime_error("write_triptych(): cannot encode '" + path + "'");
   close_output(png, path);
@@ -264,7 +267,8 @@ inline bool have_gnuplot() { return std::system("command -v gnuplot >/dev/null 2
 /// Writes a gnuplot script (next to the PNG it makes) and runs it if gnuplot is installed; says so
 /// if not. Throws std::runtime_error naming the file if the script cannot be written, or if
 /// gnuplot fails or leaves no `png_path` (so a plot that was not written is never taken for one).
-inline void gnuplot(const std::string& script_path, const std::string& script, const std::string& png_path, std::ostream& log) {
+inline void gnuplot(const std::string& script_path, const std::string& script, const std::string& png_path,
+                    std::ostream& log) {
   write_text_file(script_path, script);
   if (!have_gnuplot()) {
     log << "gnuplot not installed (apt-get install gnuplot-nox): plot skipped, script left in " << script_path << "\n";

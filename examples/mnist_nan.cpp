@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // TensorFuzz's NaN experiment: fuzz an MNIST classifier with an unstabilised softmax / cross
 // entropy for inputs that make it produce NaN or Inf, with coverage-guided fuzzing (CGF) and with
 // random search (the same loop with NoCoverage), several runs each.
@@ -63,7 +64,8 @@ RunRow fuzz_once(const Settings& s, const std::string& method, int run, const Na
   o.max_findings = 1;
   o.seed = s.seed * 1000 + static_cast<std::uint64_t>(run);  // same RNG stream for CGF and random
   MutationBounds b{s.scale.lo(), s.scale.hi()};
-  auto fuzzer = make_fuzzer(target, sampler, GaussianMutator(s.sigma, b, s.sigma_range), std::move(coverage), NonFiniteObjective(), o);
+  auto fuzzer = make_fuzzer(target, sampler, GaussianMutator(s.sigma, b, s.sigma_range), std::move(coverage),
+                            NonFiniteObjective(), o);
   const std::string csv = s.out_dir + "/csv/" + method + "-run" + std::to_string(run) + ".csv";
   std::ofstream csv_out = ex::open_output(csv);
   CsvLogger log(csv_out);
@@ -94,10 +96,12 @@ RunRow fuzz_once(const Settings& s, const std::string& method, int run, const Na
     const RowMatrix one = f.input;
     const Index pred = argmax(target.net().logits(one).row(0));
     std::ostringstream name;
-    name << s.out_dir << "/findings/" << method << "-run" << run << "-seed" << seed_rows[static_cast<std::size_t>(f.root)]
-         << "-label" << data.train.labels(seed_rows[static_cast<std::size_t>(f.root)]) << "-pred" << pred << "-" << row.what
+    name << s.out_dir << "/findings/" << method << "-run" << run << "-seed"
+         << seed_rows[static_cast<std::size_t>(f.root)] << "-label"
+         << data.train.labels(seed_rows[static_cast<std::size_t>(f.root)]) << "-pred" << pred << "-" << row.what
          << ".png";
-    ex::write_triptych(name.str(), seeds.row(f.root), f.input, data.train.rows, data.train.cols, s.scale.lo(), s.scale.hi());
+    ex::write_triptych(name.str(), seeds.row(f.root), f.input, data.train.rows, data.train.cols, s.scale.lo(),
+                       s.scale.hi());
   }
   return row;
 }
@@ -111,36 +115,57 @@ RunRow fuzz_with_sampler(const Settings& s, const std::string& method, int run, 
 }
 
 void add_options(CLI::App& app, Settings& s) {
-  app.add_option("--data", s.data_dir, "MNIST-format directory (train-*/t10k-* IDX, raw or .gz)")->capture_default_str();
+  app.add_option("--data", s.data_dir, "MNIST-format directory (train-*/t10k-* IDX, raw or .gz)")
+      ->capture_default_str();
   app.add_option("--out", s.out_dir, "output directory (findings/, csv/, plots)")->capture_default_str();
   app.add_option("--models", s.models_dir, "trained-model cache directory")->capture_default_str();
   app.add_option("--recipe", s.recipe, "model: tf-nan (TensorFuzz's), adam (well trained)")->capture_default_str();
   app.add_option("--scale", s.scale.name, "pixel scale: pm1 = [-1,1] (TensorFuzz), 01 = [0,1]")->capture_default_str();
-  app.add_option("--runs", s.runs, "runs per method")->transform(ex::integer_count())->check(CLI::Range(1, 1000))->capture_default_str();
+  app.add_option("--runs", s.runs, "runs per method")
+      ->transform(ex::integer_count())
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   app.add_option("--seed", s.seed, "master RNG seed (run r uses seed*1000 + r)")->capture_default_str();
   app.add_option("--executions", s.executions, "execution budget per run")
-      ->transform(ex::integer_count())->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--batch", s.batch, "mutants per iteration")->transform(ex::integer_count())->check(CLI::Range(1, 100000))->capture_default_str();
+      ->transform(ex::integer_count())
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--batch", s.batch, "mutants per iteration")
+      ->transform(ex::integer_count())
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   app.add_option("--seeds", s.seeds, "data-set images used as seeds per run")
-      ->transform(ex::integer_count())->check(CLI::Range(1, 100000))->capture_default_str();
-  app.add_option("--sigma", s.sigma, "Gaussian noise deviation, in pixel units of --scale")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--sigma-range", s.sigma_range, "multi-scale noise: per-mutant sigma log-uniform in [sigma/R, sigma*R] (1 = fixed)")
-      ->check(CLI::Range(1.0f, 1000.0f))->capture_default_str();
+      ->transform(ex::integer_count())
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--sigma", s.sigma, "Gaussian noise deviation, in pixel units of --scale")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--sigma-range", s.sigma_range,
+                 "multi-scale noise: per-mutant sigma log-uniform in [sigma/R, sigma*R] (1 = fixed)")
+      ->check(CLI::Range(1.0f, 1000.0f))
+      ->capture_default_str();
   app.add_option("--threshold", s.threshold, "coverage novelty radius (plain L2; TensorFuzz's squared 0.5 = 0.707)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--coverage", s.coverage, "coverage vector: sum-abs-logits (TensorFuzz), value-profile (+ max logit, logit spread) or logits")->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--coverage", s.coverage,
+                 "coverage vector: sum-abs-logits (TensorFuzz), value-profile (+ max logit, logit spread) or logits")
+      ->capture_default_str();
   app.add_option("--backend", s.backend, "coverage index: kdtree or brute")->capture_default_str();
   app.add_option("--sampler", s.sampler, "parent sampler: recent (TensorFuzz), uniform, exp")->capture_default_str();
   app.add_flag("--progress", s.progress, "print libFuzzer-style status lines while fuzzing");
   app.add_option("--train-steps", s.train_steps, "override the recipe's training steps (0 = recipe; for smoke tests)")
-      ->transform(ex::integer_count())->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->transform(ex::integer_count())
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 }
 
 void validate(const Settings& s) {
   s.scale.validate();
   if (s.coverage != "sum-abs-logits" && s.coverage != "logits" && s.coverage != "value-profile")
     throw std::invalid_argument("--coverage must be sum-abs-logits, value-profile or logits, got '" + s.coverage + "'");
-  if (s.backend != "kdtree" && s.backend != "brute") throw std::invalid_argument("--backend must be kdtree or brute, got '" + s.backend + "'");
+  if (s.backend != "kdtree" && s.backend != "brute")
+    throw std::invalid_argument("--backend must be kdtree or brute, got '" + s.backend + "'");
   if (s.sampler != "recent" && s.sampler != "uniform" && s.sampler != "exp")
     throw std::invalid_argument("--sampler must be recent, uniform or exp, got '" + s.sampler + "'");
 }
@@ -185,14 +210,15 @@ void print_table(const Settings& s, const std::vector<RunRow>& rows) {
   std::cout << "method  run  found  executions  seconds  corpus  max spread  first non-finite  replayed\n";
   int found_cgf = 0, found_rnd = 0;
   for (const auto& r : rows) {
-    std::cout << std::left << std::setw(8) << r.method << std::setw(5) << r.run << std::setw(7) << (r.found ? "yes" : "no")
-              << std::setw(12) << r.executions << std::setw(9) << std::fixed << std::setprecision(2) << r.seconds
-              << std::setw(8) << r.corpus << std::setw(12) << std::setprecision(1) << r.max_spread << std::setw(18) << (r.found ? r.what : "-") << (r.found ? (r.replayed ? "yes" : "NO") : "-")
-              << "\n";
+    std::cout << std::left << std::setw(8) << r.method << std::setw(5) << r.run << std::setw(7)
+              << (r.found ? "yes" : "no") << std::setw(12) << r.executions << std::setw(9) << std::fixed
+              << std::setprecision(2) << r.seconds << std::setw(8) << r.corpus << std::setw(12) << std::setprecision(1)
+              << r.max_spread << std::setw(18) << (r.found ? r.what : "-")
+              << (r.found ? (r.replayed ? "yes" : "NO") : "-") << "\n";
     (r.method == "cgf" ? found_cgf : found_rnd) += r.found && r.replayed;
   }
-  std::cout << "\nsummary: CGF found a NaN in " << found_cgf << "/" << s.runs << " runs, random search in " << found_rnd << "/"
-            << s.runs << " (TensorFuzz: 10/10 vs 0/10)\n";
+  std::cout << "\nsummary: CGF found a NaN in " << found_cgf << "/" << s.runs << " runs, random search in " << found_rnd
+            << "/" << s.runs << " (TensorFuzz: 10/10 vs 0/10)\n";
 }
 
 // Corpus growth, CGF vs random (the paper's figure).
@@ -202,8 +228,8 @@ void plot_corpus_growth(const Settings& s, const ex::Data& data) {
      << "set datafile separator ','\nset key left top\nset xlabel 'executions'\nset ylabel 'corpus size'\n"
      << "set title 'NaN hunt on " << data.name << " (" << s.recipe << "): corpus size, CGF vs random search'\nplot ";
   for (int run = 1; run <= s.runs; ++run) {
-    gp << (run > 1 ? ", " : "") << "'" << s.out_dir << "/csv/cgf-run" << run << ".csv' using 1:2 with lines lc rgb '#1f77b4' "
-       << (run == 1 ? "title 'CGF'" : "notitle");
+    gp << (run > 1 ? ", " : "") << "'" << s.out_dir << "/csv/cgf-run" << run
+       << ".csv' using 1:2 with lines lc rgb '#1f77b4' " << (run == 1 ? "title 'CGF'" : "notitle");
     gp << ", '" << s.out_dir << "/csv/random-run" << run << ".csv' using 1:2 with lines lc rgb '#d62728' "
        << (run == 1 ? "title 'random search'" : "notitle");
   }
@@ -223,9 +249,9 @@ void run_experiment(const Settings& s) {
   const Index data_nans = count_nonfinite_images(target, data);
   std::cout << "data set: " << data_nans << " of " << data.train.images.rows() + data.test.images.rows()
             << " images give a non-finite value\n";
-  std::cout << "fuzzing: " << s.runs << " runs x " << s.executions << " executions, batch " << s.batch << ", sigma " << s.sigma
-            << ", threshold " << s.threshold << " (L2), coverage " << s.coverage << ", " << s.backend << ", sampler "
-            << s.sampler << ", " << s.seeds << " seeds, pixels " << s.scale.name << "\n\n";
+  std::cout << "fuzzing: " << s.runs << " runs x " << s.executions << " executions, batch " << s.batch << ", sigma "
+            << s.sigma << ", threshold " << s.threshold << " (L2), coverage " << s.coverage << ", " << s.backend
+            << ", sampler " << s.sampler << ", " << s.seeds << " seeds, pixels " << s.scale.name << "\n\n";
   print_table(s, fuzz_all(s, target, data));
   plot_corpus_growth(s, data);
   std::cout << "pictures of the findings: " << s.out_dir << "/findings/, plot: " << s.out_dir << "/corpus_growth.png\n";

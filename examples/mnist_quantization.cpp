@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // TensorFuzz's quantization experiment: search, within an L-inf ball around each of N test
 // images, for inputs on which a float32 MNIST classifier and its float16 twin disagree, with
 // coverage-guided fuzzing (CGF) and with random search (NoCoverage), the same budget per seed.
@@ -85,8 +86,8 @@ std::pair<Index, Index> count_disagreements(const Pair& pair, const RowMatrix& i
 }
 
 struct SeedResult {
-  bool found = false;        // confirmed disagreement
-  bool tie = false;          // a hit that was only a tie within rounding
+  bool found = false;            // confirmed disagreement
+  bool tie = false;              // a hit that was only a tie within rounding
   std::uint64_t executions = 0;  // to the first confirmed disagreement (or the budget)
   Index corpus = 0;
   RowVector input;
@@ -158,29 +159,54 @@ void run_twin(const Settings& s, const std::string& twin, const Pair& pair, cons
 }
 
 void add_options(CLI::App& app, Settings& s) {
-  app.add_option("--data", s.data_dir, "MNIST-format directory (train-*/t10k-* IDX, raw or .gz)")->capture_default_str();
+  app.add_option("--data", s.data_dir, "MNIST-format directory (train-*/t10k-* IDX, raw or .gz)")
+      ->capture_default_str();
   app.add_option("--out", s.out_dir, "output directory (findings/, csv/, plots)")->capture_default_str();
   app.add_option("--models", s.models_dir, "trained-model cache directory")->capture_default_str();
   app.add_option("--recipe", s.recipe, "model: tf-quant (TensorFuzz's), adam (well trained)")->capture_default_str();
   app.add_option("--scale", s.scale.name, "pixel scale: 01 = [0,1], pm1 = [-1,1] (TensorFuzz)")->capture_default_str();
-  app.add_option("--twins", s.twins, "float16 twins: half-arithmetic, half-storage")->delimiter(',')->capture_default_str();
-  app.add_option("--eps", s.eps, "L-inf radii around the seed, in pixel units of --scale")->delimiter(',')->capture_default_str();
-  app.add_option("--seeds", s.seeds, "test images to fuzz around")->transform(ex::integer_count())->check(CLI::Range(1, 100000))->capture_default_str();
+  app.add_option("--twins", s.twins, "float16 twins: half-arithmetic, half-storage")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--eps", s.eps, "L-inf radii around the seed, in pixel units of --scale")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--seeds", s.seeds, "test images to fuzz around")
+      ->transform(ex::integer_count())
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   app.add_option("--seed", s.seed, "master RNG seed")->capture_default_str();
   app.add_option("--executions", s.executions, "execution budget per seed image")
-      ->transform(ex::integer_count())->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--batch", s.batch, "mutants per iteration")->transform(ex::integer_count())->check(CLI::Range(1, 100000))->capture_default_str();
-  app.add_option("--sigma", s.sigma, "Gaussian noise deviation, in pixel units")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--sigma-range", s.sigma_range, "multi-scale noise: per-mutant sigma log-uniform in [sigma/R, sigma*R]")
-      ->check(CLI::Range(1.0f, 1000.0f))->capture_default_str();
-  app.add_option("--threshold", s.threshold, "coverage novelty radius on the float logits (plain L2)")->check(CLI::PositiveNumber)->capture_default_str();
+      ->transform(ex::integer_count())
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--batch", s.batch, "mutants per iteration")
+      ->transform(ex::integer_count())
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--sigma", s.sigma, "Gaussian noise deviation, in pixel units")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--sigma-range", s.sigma_range,
+                 "multi-scale noise: per-mutant sigma log-uniform in [sigma/R, sigma*R]")
+      ->check(CLI::Range(1.0f, 1000.0f))
+      ->capture_default_str();
+  app.add_option("--threshold", s.threshold, "coverage novelty radius on the float logits (plain L2)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--backend", s.backend, "coverage index: kdtree or brute")->capture_default_str();
   app.add_option("--jobs", s.jobs, "worker threads (0 = all cores); results do not depend on it")
-      ->transform(ex::integer_count())->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->transform(ex::integer_count())
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--pictures", s.pictures, "PNGs written per configuration")
-      ->transform(ex::integer_count())->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->transform(ex::integer_count())
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--train-steps", s.train_steps, "override the recipe's training steps (0 = recipe; for smoke tests)")
-      ->transform(ex::integer_count())->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->transform(ex::integer_count())
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 }
 
 void validate(const Settings& s) {
@@ -190,7 +216,8 @@ void validate(const Settings& s) {
       throw std::invalid_argument("--twins must list half-arithmetic and/or half-storage, got '" + t + "'");
   for (float e : s.eps)
     if (!(e > 0)) throw std::invalid_argument("--eps values must be positive, got " + std::to_string(e));
-  if (s.backend != "kdtree" && s.backend != "brute") throw std::invalid_argument("--backend must be kdtree or brute, got '" + s.backend + "'");
+  if (s.backend != "kdtree" && s.backend != "brute")
+    throw std::invalid_argument("--backend must be kdtree or brute, got '" + s.backend + "'");
 }
 
 // The first --seeds test images the float model classifies correctly.
@@ -203,8 +230,10 @@ std::vector<Index> pick_seeds(const Settings& s, const Mlp<float>& net, const ex
 
 // The table, one row per configuration, with csv/seeds.csv (one row per seed) and up to
 // --pictures PNGs of confirmed disagreements per configuration.
-void report(const Settings& s, const ex::Data& data, const std::vector<Index>& seed_rows, const std::vector<Config>& configs) {
-  std::cout << "\ntwin             eps    method  seeds with a confirmed disagreement  median executions to first  ties\n";
+void report(const Settings& s, const ex::Data& data, const std::vector<Index>& seed_rows,
+            const std::vector<Config>& configs) {
+  std::cout
+      << "\ntwin             eps    method  seeds with a confirmed disagreement  median executions to first  ties\n";
   const std::string csv_path = s.out_dir + "/csv/seeds.csv";
   std::ofstream csv = ex::open_output(csv_path);
   csv << "twin,eps,method,seed_index,test_image,found,tie,executions,corpus_size\n";
@@ -213,8 +242,8 @@ void report(const Settings& s, const ex::Data& data, const std::vector<Index>& s
     Index found = 0, ties = 0, pics = 0;
     for (std::size_t i = 0; i < c.results.size(); ++i) {
       const SeedResult& r = c.results[i];
-      csv << c.twin << ',' << c.eps << ',' << c.method << ',' << i << ',' << seed_rows[i] << ',' << r.found << ',' << r.tie << ','
-          << r.executions << ',' << r.corpus << '\n';
+      csv << c.twin << ',' << c.eps << ',' << c.method << ',' << i << ',' << seed_rows[i] << ',' << r.found << ','
+          << r.tie << ',' << r.executions << ',' << r.corpus << '\n';
       if (r.found) {
         ++found;
         to_first.push_back(static_cast<double>(r.executions));
@@ -230,8 +259,9 @@ void report(const Settings& s, const ex::Data& data, const std::vector<Index>& s
     }
     const double pct = 100.0 * static_cast<double>(found) / static_cast<double>(c.results.size());
     std::cout << std::left << std::setw(17) << c.twin << std::setw(7) << c.eps << std::setw(8) << c.method << std::right
-              << std::setw(5) << found << "/" << std::left << std::setw(5) << c.results.size() << std::right << std::setw(6)
-              << std::fixed << std::setprecision(0) << pct << "%" << std::setw(22) << "" << std::setw(10);
+              << std::setw(5) << found << "/" << std::left << std::setw(5) << c.results.size() << std::right
+              << std::setw(6) << std::fixed << std::setprecision(0) << pct << "%" << std::setw(22) << ""
+              << std::setw(10);
     if (to_first.empty())
       std::cout << "-";
     else
@@ -261,10 +291,11 @@ void plot_found_vs_executions(const Settings& s, const ex::Data& data, const std
     cum << "0,0\n";
     for (std::size_t i = 0; i < ex_found.size(); ++i)
       cum << ex_found[i] << ',' << 100.0 * static_cast<double>(i + 1) / static_cast<double>(c.results.size()) << '\n';
-    cum << s.executions << ',' << 100.0 * static_cast<double>(ex_found.size()) / static_cast<double>(c.results.size()) << '\n';
+    cum << s.executions << ',' << 100.0 * static_cast<double>(ex_found.size()) / static_cast<double>(c.results.size())
+        << '\n';
     ex::close_output(cum, fn.str());
-    gp << (k > 0 ? ", " : "") << "'" << fn.str() << "' using 1:2 with steps lw 2 dt " << (c.method == "cgf" ? 1 : 2) << " lc "
-       << k / 2 + 1 << " title '" << c.twin << " eps " << c.eps << " " << c.method << "'";
+    gp << (k > 0 ? ", " : "") << "'" << fn.str() << "' using 1:2 with steps lw 2 dt " << (c.method == "cgf" ? 1 : 2)
+       << " lc " << k / 2 + 1 << " title '" << c.twin << " eps " << c.eps << " " << c.method << "'";
     ++k;
   }
   gp << "\n";
@@ -287,9 +318,9 @@ void run_experiment(const Settings& s) {
               << data.test.images.rows() << " images\n";
   }
   const std::vector<Index> seed_rows = pick_seeds(s, net, data);
-  std::cout << "fuzzing " << seed_rows.size() << " seeds x " << s.executions << " executions, batch " << s.batch << ", sigma "
-            << s.sigma << " (range " << s.sigma_range << "), coverage float logits, threshold " << s.threshold << " (L2), "
-            << s.backend << ", pixels " << s.scale.name << "\n";
+  std::cout << "fuzzing " << seed_rows.size() << " seeds x " << s.executions << " executions, batch " << s.batch
+            << ", sigma " << s.sigma << " (range " << s.sigma_range << "), coverage float logits, threshold "
+            << s.threshold << " (L2), " << s.backend << ", pixels " << s.scale.name << "\n";
 
   std::vector<Config> configs;
   for (const auto& twin : s.twins) {
@@ -300,8 +331,8 @@ void run_experiment(const Settings& s) {
   }
   report(s, data, seed_rows, configs);
   plot_found_vs_executions(s, data, configs);
-  std::cout << "pictures: " << s.out_dir << "/findings/, per-seed CSV: " << s.out_dir << "/csv/seeds.csv, plot: " << s.out_dir
-            << "/found_vs_executions.png\n";
+  std::cout << "pictures: " << s.out_dir << "/findings/, per-seed CSV: " << s.out_dir
+            << "/csv/seeds.csv, plot: " << s.out_dir << "/found_vs_executions.png\n";
   ex::check_stdout();
 }
 

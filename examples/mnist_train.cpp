@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Trains (or loads cached) the MNIST models of the examples and prints their test accuracy:
 // TensorFuzz's NaN recipe, its quantization recipe, and a well-trained Adam model.
 //
@@ -14,13 +15,18 @@ int main(int argc, char** argv) {
   std::string data_dir = "data/mnist", models_dir = "out/models";
   ex::Scale scale;
   std::vector<std::string> recipes{"tf-nan", "tf-quant", "adam"};
-  app.add_option("--data", data_dir, "MNIST-format directory (train-*/t10k-* IDX files, raw or .gz)")->capture_default_str();
+  app.add_option("--data", data_dir, "MNIST-format directory (train-*/t10k-* IDX files, raw or .gz)")
+      ->capture_default_str();
   app.add_option("--models", models_dir, "where trained models are cached")->capture_default_str();
   app.add_option("--scale", scale.name, "pixel scale: 01 = [0,1], pm1 = [-1,1] (TensorFuzz)")->capture_default_str();
-  app.add_option("--recipes", recipes, "recipes to train: tf-nan, tf-quant, adam")->delimiter(',')->capture_default_str();
+  app.add_option("--recipes", recipes, "recipes to train: tf-nan, tf-quant, adam")
+      ->delimiter(',')
+      ->capture_default_str();
   nnfuzz::Index steps = 0;
   app.add_option("--train-steps", steps, "override the recipes' training steps (0 = recipe; for smoke tests)")
-      ->transform(ex::integer_count())->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->transform(ex::integer_count())
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     scale.validate();

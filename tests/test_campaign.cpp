@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/io/campaign.hpp>
@@ -37,7 +38,8 @@ auto planted(std::uint64_t seed, std::uint64_t executions) {
   o.max_executions = executions;
   o.max_findings = 0;
   o.seed = seed;
-  return make_fuzzer(PlantedModel{}, RecentSampler(), GaussianMutator(0.05f), KdTreeCoverage(0.005f), NonFiniteObjective(), o);
+  return make_fuzzer(PlantedModel{}, RecentSampler(), GaussianMutator(0.05f), KdTreeCoverage(0.005f),
+                     NonFiniteObjective(), o);
 }
 // A child process running body(write_fd) then exiting 0, with a pipe back to the parent.
 struct Child {
@@ -150,7 +152,9 @@ TEST_CASE("Campaign: malformed corpus and finding files are rejected, naming the
   std::ifstream in(corpus, std::ios::binary);
   std::vector<char> bytes{std::istreambuf_iterator<char>(in), {}};
   in.close();
-  auto write = [&](const std::vector<char>& b) { std::ofstream(corpus, std::ios::binary).write(b.data(), static_cast<std::streamsize>(b.size())); };
+  auto write = [&](const std::vector<char>& b) {
+    std::ofstream(corpus, std::ios::binary).write(b.data(), static_cast<std::streamsize>(b.size()));
+  };
   using Catch::Contains;
   std::vector<char> b = bytes;
   b[100] ^= 1;
@@ -164,7 +168,8 @@ TEST_CASE("Campaign: malformed corpus and finding files are rejected, naming the
   b[0] = 'X';
   write(b);
   REQUIRE_THROWS_WITH(load_corpus(dir), Contains("wrong magic"));
-  REQUIRE_THROWS_WITH(load_corpus((t.dir / "missing").string()), Contains("load_corpus()") && Contains("does not exist"));
+  REQUIRE_THROWS_WITH(load_corpus((t.dir / "missing").string()),
+                      Contains("load_corpus()") && Contains("does not exist"));
   const auto found = load_findings(dir);
   REQUIRE_FALSE(found.empty());
   std::ofstream(found[0].path, std::ios::binary | std::ios::app) << "junk";
@@ -178,14 +183,14 @@ TEST_CASE("Campaign: malformed corpus and finding files are rejected, naming the
   } else if (fs::is_directory("/sys") && !fs::exists("/sys/nnfuzz_campaign")) {
     // Root (as in CI): sysfs refuses new directories even to root.
     const std::string sys = "/sys/nnfuzz_campaign";
-    REQUIRE_THROWS_WITH(save_corpus(sys, f.corpus()), Contains("save_corpus()") && Contains("cannot create") && Contains(sys));
+    REQUIRE_THROWS_WITH(save_corpus(sys, f.corpus()),
+                        Contains("save_corpus()") && Contains("cannot create") && Contains(sys));
     Finding one;
     one.input = RowVector::Zero(2);
     REQUIRE_THROWS_WITH(save_finding(sys, one, 1), Contains("save_finding()") && Contains("cannot create"));
   }
   fs::permissions(ro, fs::perms::owner_all);
 }
-
 
 namespace {
 // Starts a campaign in a child process `rounds` times, SIGKILLs it at a random moment, and checks
@@ -238,16 +243,17 @@ void kill_campaigns(int rounds, std::uint64_t pick_seed) {
 }
 }  // namespace
 
-TEST_CASE("Campaign: SIGKILL at random moments loses no reported finding; the directory loads and resumes", "[campaign]") {
+TEST_CASE("Campaign: SIGKILL at random moments loses no reported finding; the directory loads and resumes",
+          "[campaign]") {
   kill_campaigns(5, 99);
 }
 
 TEST_CASE("Campaign: 40 more SIGKILLs", "[campaign][.slow]") { kill_campaigns(40, 2026); }
 
-
 TEST_CASE("Campaign: findings group by signature with counts", "[campaign]") {
   std::vector<Finding> f(5);
-  const char* what[] = {"non-finite in 'y'", "non-finite in 'y'", "non-finite in 'loss'", "non-finite in 'y'", "non-finite in 'y'"};
+  const char* what[] = {"non-finite in 'y'", "non-finite in 'y'", "non-finite in 'loss'", "non-finite in 'y'",
+                        "non-finite in 'y'"};
   const Index root[] = {0, 0, 0, 1, 0};
   for (int i = 0; i < 5; ++i) {
     f[i].what = what[i];
@@ -327,8 +333,8 @@ TEST_CASE("Campaign: a seed with a non-finite coverage vector saves, loads and r
   o.batch_size = 20;
   o.max_executions = 400;
   o.max_findings = 0;
-  auto f = make_fuzzer(NanCoverageModel{}, RecentSampler(), GaussianMutator(0.05f, {-1.0f, 1.0f}), BruteForceCoverage(0.01f),
-                       NonFiniteObjective(), o);
+  auto f = make_fuzzer(NanCoverageModel{}, RecentSampler(), GaussianMutator(0.05f, {-1.0f, 1.0f}),
+                       BruteForceCoverage(0.01f), NonFiniteObjective(), o);
   RowMatrix seeds = RowMatrix::Constant(3, 4, 0.5f);
   seeds(1, 0) = -0.5f;  // its coverage is NaN
   {
@@ -514,7 +520,8 @@ TEST_CASE("Campaign: nnfuzz's CRC-32 equals zlib's, at every length and alignmen
   }
   // Continuing a CRC over pieces equals one pass.
   const auto whole = detail::crc32_update(0, data.data(), data.size());
-  CHECK(detail::crc32_update(detail::crc32_update(0, data.data(), 12345), data.data() + 12345, data.size() - 12345) == whole);
+  CHECK(detail::crc32_update(detail::crc32_update(0, data.data(), 12345), data.data() + 12345, data.size() - 12345) ==
+        whole);
 }
 
 TEST_CASE("Campaign: CRC-32 over more than 4 GiB checks every byte", "[campaign][.slow]") {

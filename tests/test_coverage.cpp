@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 #include <nnfuzz/coverage/auto.hpp>
 #include <nnfuzz/coverage/brute_force.hpp>
@@ -28,8 +29,8 @@ TEMPLATE_TEST_CASE("Coverage: new means at least threshold away from everything 
   CHECK_FALSE(is_new(3));
   CHECK(cov.size() == 2);
   RowMatrix c(2, 2);
-  c << 3, 0,   // 1.5 from (1.5, 0): new
-      0, -1.2; // new
+  c << 3, 0,    // 1.5 from (1.5, 0): new
+      0, -1.2;  // new
   cov.observe(c, is_new);
   CHECK(is_new(0));
   CHECK(is_new(1));
@@ -128,7 +129,8 @@ TEMPLATE_TEST_CASE("Coverage: a vector with NaN or Inf is never new, never store
     rng.fill_uniform(batch.data(), batch.size(), -2000, 2000);
     for (Index r = 0; r < batch.rows(); ++r)
       if (rng.uniform_index(5) == 0)
-        batch(r, 0) = rng.uniform_index(2) ? std::numeric_limits<float>::quiet_NaN() : -std::numeric_limits<float>::infinity();
+        batch(r, 0) =
+            rng.uniform_index(2) ? std::numeric_limits<float>::quiet_NaN() : -std::numeric_limits<float>::infinity();
     cov.observe(batch, a);
     std::vector<Index> finite;
     for (Index r = 0; r < batch.rows(); ++r) {
@@ -210,7 +212,8 @@ TEST_CASE("KdTreeCoverage copies are deep and independent", "[coverage]") {
   CHECK(m.count() == 0);
 }
 
-TEST_CASE("CalibratedCoverage: the radius is the (1 - target) quantile of the first mutants' seed distances", "[coverage]") {
+TEST_CASE("CalibratedCoverage: the radius is the (1 - target) quantile of the first mutants' seed distances",
+          "[coverage]") {
   CalibratedCoverage cov(0.1);
   cov.reset(1);
   Mask is_new;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 #include <nnfuzz/nnfuzz.hpp>
 
@@ -280,8 +281,8 @@ TEST_CASE("Fuzzer: an objective that only sets its hit rows works through the re
 
 TEST_CASE("Fuzzer: an objective that resizes its mask is refused clearly", "[fuzzer]") {
   auto bad = [](const Eigen::Ref<const RowMatrix>&, const PtrModel::Output&, Mask& hits) { hits.resize(1); };
-  auto f = make_fuzzer(PtrModel{}, RecentSampler(), GaussianMutator(0.05f), KdTreeCoverage(0.005f), bad,
-                       planted_options(1));
+  auto f =
+      make_fuzzer(PtrModel{}, RecentSampler(), GaussianMutator(0.05f), KdTreeCoverage(0.005f), bad, planted_options(1));
   CHECK_THROWS_WITH(f.run(planted_seeds()), Catch::Contains("resized its 'hits' mask to 1 rows for a batch of 4"));
 }
 
@@ -293,7 +294,8 @@ TEST_CASE("Fuzzer: seeds given as a block of a wider matrix reach the model cont
   const RowMatrix packed = wide.leftCols(16);
   FuzzOptions o = planted_options(4);
   o.max_executions = 3000;
-  auto a = make_fuzzer(PtrModel{}, RecentSampler(), GaussianMutator(0.05f), BruteForceCoverage(0.005f), SetsOnlyHits(), o);
+  auto a =
+      make_fuzzer(PtrModel{}, RecentSampler(), GaussianMutator(0.05f), BruteForceCoverage(0.005f), SetsOnlyHits(), o);
   auto b = a;
   a.run(wide.leftCols(16));
   b.run(packed);
@@ -328,7 +330,8 @@ TEST_CASE("Fuzzer: a sampler that picks outside the corpus is refused, not a hea
   struct BadSampler {
     Index pick(const Corpus& c, Rng&) const { return c.size(); }
   };
-  auto f = make_fuzzer(PtrModel{}, BadSampler(), GaussianMutator(0.05f), NoCoverage(), SetsOnlyHits(), planted_options(1));
+  auto f =
+      make_fuzzer(PtrModel{}, BadSampler(), GaussianMutator(0.05f), NoCoverage(), SetsOnlyHits(), planted_options(1));
   CHECK_THROWS_WITH(f.run(planted_seeds()), Catch::Contains("the sampler picked element 4 of a corpus of 4"));
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Tests for nnfuzz/io/idx.hpp: IDX round trips, MNIST directories, and every malformed input
 // the reader must reject with a message naming the function, the file and the bad value.
 #include "nnfuzz/io/idx.hpp"
@@ -98,8 +99,7 @@ nnfuzz::Dataset make_small_dataset(int n, int rows, int cols) {
   d.labels.resize(n);
   for (int i = 0; i < n; ++i) {
     d.labels[i] = (i * 7) % 10;
-    for (int j = 0; j < rows * cols; ++j)
-      d.images(i, j) = static_cast<float>((i * 31 + j * 17) % 256) / 255.0f;
+    for (int j = 0; j < rows * cols; ++j) d.images(i, j) = static_cast<float>((i * 31 + j * 17) % 256) / 255.0f;
   }
   return d;
 }
@@ -115,8 +115,8 @@ bool has_temp_leftovers(const fs::path& dir) {
 TEST_CASE("IDX round trip, raw and gzip", "[io]") {
   TempDir tmp;
   for (const bool gz : {false, true}) {
-    for (const auto& a : {make_array({1000}), make_array({7, 28, 28}, 2), make_array({1}),
-                          make_array({2, 3, 4, 5}, 3)}) {
+    for (const auto& a :
+         {make_array({1000}), make_array({7, 28, 28}, 2), make_array({1}), make_array({2, 3, 4, 5}, 3)}) {
       CAPTURE(gz, a.dims.size());
       const std::string path = tmp.file(gz ? "a.gz" : "a");
       write_idx(path, a, gz);
@@ -154,16 +154,14 @@ TEST_CASE("write_idx rejects invalid arrays and unwritable paths", "[io]") {
   const std::string path = tmp.file("x");
   REQUIRE_THROWS_WITH(write_idx(path, IdxArray{{3, 4}, Bytes(11)}),
                       Contains("write_idx()") && Contains("need 12 bytes of data, got 11"));
-  REQUIRE_THROWS_WITH(write_idx(path, IdxArray{{}, Bytes{}}),
-                      Contains("write_idx()") && Contains("got 0"));
+  REQUIRE_THROWS_WITH(write_idx(path, IdxArray{{}, Bytes{}}), Contains("write_idx()") && Contains("got 0"));
   REQUIRE_THROWS_WITH(write_idx(path, IdxArray{{1, 1, 1, 1, 1}, Bytes(1)}),
                       Contains("write_idx()") && Contains("got 5"));
   REQUIRE_THROWS_WITH(write_idx(path, IdxArray{{2, 0}, Bytes{}}),
                       Contains("write_idx()") && Contains("dimension 1 is 0"));
   const std::string nowhere = tmp.file("no/such/dir/x");
   for (const bool gz : {false, true})
-    REQUIRE_THROWS_WITH(write_idx(nowhere, make_array({4}), gz),
-                        Contains("write_idx()") && Contains(nowhere));
+    REQUIRE_THROWS_WITH(write_idx(nowhere, make_array({4}), gz), Contains("write_idx()") && Contains(nowhere));
   CHECK_FALSE(fs::exists(path));
   CHECK_FALSE(has_temp_leftovers(tmp.path));
 }
@@ -212,8 +210,7 @@ TEST_CASE("save_mnist_dir rounds and clamps pixels, rejects NaN and bad labels",
                       Contains("save_mnist_dir()") && Contains("pixel 3 of image 1 is NaN"));
   d.images(1, 3) = 0.0f;
   d.labels[1] = 256;
-  REQUIRE_THROWS_WITH(nnfuzz::save_mnist_dir(dir, Split::train, d),
-                      Contains("save_mnist_dir()") && Contains("256"));
+  REQUIRE_THROWS_WITH(nnfuzz::save_mnist_dir(dir, Split::train, d), Contains("save_mnist_dir()") && Contains("256"));
 }
 
 TEST_CASE("load_mnist_dir tries the standard names in order", "[io]") {
@@ -258,37 +255,31 @@ TEST_CASE("read_idx rejects malformed files, naming the file and the value", "[i
 
   SECTION("missing file") {
     const std::string p = tmp.file("does-not-exist");
-    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
-                                         Contains("does not exist"));
+    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) && Contains("does not exist"));
   }
   SECTION("a directory") {
     REQUIRE_THROWS_WITH(read_idx(tmp.path.string()),
-                        Contains("read_idx()") && Contains(tmp.path.string()) &&
-                            Contains("directory"));
+                        Contains("read_idx()") && Contains(tmp.path.string()) && Contains("directory"));
   }
   SECTION("empty file") {
     const std::string p = tmp.file("empty");
     write_bytes(p, {});
-    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
-                                         Contains("too short: 0 bytes"));
+    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) && Contains("too short: 0 bytes"));
   }
   SECTION("shorter than the magic") {
     const std::string p = tmp.file("short");
     write_bytes(p, {0, 0, 8});
-    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
-                                         Contains("too short: 3 bytes"));
+    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) && Contains("too short: 3 bytes"));
   }
   SECTION("wrong magic") {
     const std::string p = tmp.file("magic");
     write_bytes(p, concat({0x12, 0x34, 0x08, 0x01, 0, 0, 0, 1}, {7}));
-    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
-                                         Contains("0x12 0x34"));
+    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) && Contains("0x12 0x34"));
   }
   SECTION("wrong type code") {
     const std::string p = tmp.file("float");
     write_bytes(p, concat(header(0x0D, {25}), data100));
-    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
-                                         Contains("0x0D (float)") &&
+    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) && Contains("0x0D (float)") &&
                                          Contains("only unsigned byte (0x08) is supported"));
     write_bytes(p, concat(header(0x09, {100}), data100));
     REQUIRE_THROWS_WITH(read_idx(p), Contains("0x09 (signed byte)"));
@@ -298,26 +289,24 @@ TEST_CASE("read_idx rejects malformed files, naming the file and the value", "[i
   SECTION("0 dims") {
     const std::string p = tmp.file("nodims");
     write_bytes(p, concat(header(0x08, {}), data100));
-    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
-                                         Contains("0 dimensions"));
+    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) && Contains("0 dimensions"));
   }
   SECTION("more than 4 dims") {
     const std::string p = tmp.file("fivedims");
     write_bytes(p, concat(header(0x08, {1, 1, 1, 1, 100}), data100));
-    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
-                                         Contains("5 dimensions"));
+    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) && Contains("5 dimensions"));
   }
   SECTION("a 0 dim") {
     const std::string p = tmp.file("zerodim");
     write_bytes(p, header(0x08, {10, 0, 10}));
-    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
-                                         Contains("absurd dimensions 10 x 0 x 10"));
+    REQUIRE_THROWS_WITH(read_idx(p),
+                        Contains("read_idx()") && Contains(p) && Contains("absurd dimensions 10 x 0 x 10"));
   }
   SECTION("absurd dims") {
     const std::string p = tmp.file("absurd");
     write_bytes(p, concat(header(0x08, {100000, 100000, 100000}), data100));
-    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
-                                         Contains("absurd dimensions 100000 x 100000 x 100000"));
+    REQUIRE_THROWS_WITH(
+        read_idx(p), Contains("read_idx()") && Contains(p) && Contains("absurd dimensions 100000 x 100000 x 100000"));
     // Four dims of 2^32 - 1 would overflow 64 bits if multiplied naively.
     write_bytes(p, header(0x08, {0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}));
     REQUIRE_THROWS_WITH(read_idx(p), Contains("absurd dimensions 4294967295 x"));
@@ -329,24 +318,20 @@ TEST_CASE("read_idx rejects malformed files, naming the file and the value", "[i
     const std::string p = tmp.file("shorthdr");
     write_bytes(p, {0, 0, 8, 3, 0, 0, 0, 5, 0, 0});
     REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
-                                         Contains("expected 12 bytes of dimensions") &&
-                                         Contains("got 6"));
+                                         Contains("expected 12 bytes of dimensions") && Contains("got 6"));
   }
   SECTION("truncated raw data") {
     const std::string p = tmp.file("trunc");
     write_bytes(p, concat(header(0x08, {10, 20}), data100));
-    REQUIRE_THROWS_WITH(read_idx(p),
-                        Contains("read_idx()") && Contains(p) &&
-                            Contains("truncated: expected 200 bytes of data, got 100"));
+    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
+                                         Contains("truncated: expected 200 bytes of data, got 100"));
   }
   SECTION("trailing bytes") {
     const std::string p = tmp.file("trailing");
     write_bytes(p, concat(header(0x08, {97}), data100));
-    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
-                                         Contains("3 trailing bytes"));
+    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) && Contains("3 trailing bytes"));
     write_gz(p, concat(header(0x08, {97}), data100));
-    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
-                                         Contains("3 trailing bytes"));
+    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) && Contains("3 trailing bytes"));
   }
   SECTION("bytes after the gzip stream") {
     const std::string p = tmp.file("junk.gz");
@@ -355,8 +340,9 @@ TEST_CASE("read_idx rejects malformed files, naming the file and the value", "[i
     for (const Bytes& junk : {Bytes{0}, Bytes{'x', 'y', 'z'}, pattern(5000)}) {
       CAPTURE(junk.size());
       write_bytes(p, concat(gz, junk));
-      REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
-                                           Contains(std::to_string(junk.size()) + " bytes after the end of its gzip stream"));
+      REQUIRE_THROWS_WITH(read_idx(p),
+                          Contains("read_idx()") && Contains(p) &&
+                              Contains(std::to_string(junk.size()) + " bytes after the end of its gzip stream"));
     }
     // A second gzip member is part of the stream (RFC 1952): here it adds trailing data.
     write_bytes(p, concat(gz, gz));
@@ -375,9 +361,8 @@ TEST_CASE("read_idx rejects malformed files, naming the file and the value", "[i
   SECTION("gzip of truncated IDX data") {
     const std::string p = tmp.file("trunc-inside.gz");
     write_gz(p, concat(header(0x08, {10, 20}), data100));
-    REQUIRE_THROWS_WITH(read_idx(p),
-                        Contains("read_idx()") && Contains(p) &&
-                            Contains("truncated: expected 200 bytes of data, got 100"));
+    REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
+                                         Contains("truncated: expected 200 bytes of data, got 100"));
   }
   SECTION("truncated gzip") {
     const std::string p = tmp.file("trunc.gz");
@@ -387,8 +372,8 @@ TEST_CASE("read_idx rejects malformed files, naming the file and the value", "[i
     for (const std::size_t cut : {gz.size() / 2, std::size_t{8}, std::size_t{1}}) {
       CAPTURE(cut);
       write_bytes(p, Bytes(gz.begin(), gz.end() - static_cast<std::ptrdiff_t>(cut)));
-      REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
-                                           Contains("truncated: the gzip stream ends early"));
+      REQUIRE_THROWS_WITH(read_idx(p),
+                          Contains("read_idx()") && Contains(p) && Contains("truncated: the gzip stream ends early"));
     }
   }
   SECTION("corrupted gzip") {
@@ -399,29 +384,25 @@ TEST_CASE("read_idx rejects malformed files, naming the file and the value", "[i
       Bytes bad = gz;
       bad[bad.size() / 2] ^= 0xFF;
       write_bytes(p, bad);
-      REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
-                                           Contains("corrupted (zlib:"));
+      REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) && Contains("corrupted (zlib:"));
     }
     SECTION("bad compression method in the gzip header") {
       Bytes bad = gz;
       bad[2] = 7;
       write_bytes(p, bad);
-      REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
-                                           Contains("unknown compression method"));
+      REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) && Contains("unknown compression method"));
     }
     SECTION("flipped byte in the CRC") {
       Bytes bad = gz;
       bad[bad.size() - 8] ^= 0x01;
       write_bytes(p, bad);
-      REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
-                                           Contains("incorrect data check"));
+      REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) && Contains("incorrect data check"));
     }
     SECTION("flipped byte in the length") {
       Bytes bad = gz;
       bad[bad.size() - 1] ^= 0x01;
       write_bytes(p, bad);
-      REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) &&
-                                           Contains("incorrect length check"));
+      REQUIRE_THROWS_WITH(read_idx(p), Contains("read_idx()") && Contains(p) && Contains("incorrect length check"));
     }
   }
   SECTION("tiny files claiming 2^31 bytes throw without allocating them") {
@@ -438,8 +419,8 @@ TEST_CASE("read_idx rejects malformed files, naming the file and the value", "[i
     CHECK(g_largest_alloc.load() < (std::size_t{1} << 16));
 
     g_largest_alloc = 0;
-    REQUIRE_THROWS_WITH(read_idx(gz), Contains("read_idx()") && Contains(gz) &&
-                                          Contains("expected 2147483648 bytes of data, got 16"));
+    REQUIRE_THROWS_WITH(
+        read_idx(gz), Contains("read_idx()") && Contains(gz) && Contains("expected 2147483648 bytes of data, got 16"));
     // One decompression chunk (1 MiB) at most, never the promised 2 GiB.
     CHECK(g_largest_alloc.load() <= (std::size_t{1} << 20));
   }
@@ -453,8 +434,7 @@ TEST_CASE("load_mnist_dir rejects directories that are not a data set", "[io]") 
   SECTION("missing directory") {
     const std::string missing = tmp.file("nope");
     REQUIRE_THROWS_WITH(nnfuzz::load_mnist_dir(missing, Split::train),
-                        Contains("load_mnist_dir()") && Contains(missing) &&
-                            Contains("does not exist"));
+                        Contains("load_mnist_dir()") && Contains(missing) && Contains("does not exist"));
   }
   SECTION("no data files: the message lists the names tried") {
     REQUIRE_THROWS_WITH(nnfuzz::load_mnist_dir(dir, Split::test),
@@ -469,17 +449,16 @@ TEST_CASE("load_mnist_dir rejects directories that are not a data set", "[io]") 
     write_idx(tmp.file("train-images-idx3-ubyte"), make_array({5, 2, 2}));
     write_idx(tmp.file("train-labels-idx1-ubyte"), make_array({6}));
     REQUIRE_THROWS_WITH(nnfuzz::load_mnist_dir(dir, Split::train),
-                        Contains("make_dataset()") && Contains(dir) &&
-                            Contains("5 images but 6 labels"));
+                        Contains("make_dataset()") && Contains(dir) && Contains("5 images but 6 labels"));
   }
   SECTION("a label that is not a class is reported at load time, naming the file") {
     write_idx(tmp.file("train-images-idx3-ubyte"), make_array({3, 2, 2}));
     nnfuzz::IdxArray labels = make_array({3});
     labels.data = {1, 12, 3};
     write_idx(tmp.file("train-labels-idx1-ubyte"), labels);
-    REQUIRE_THROWS_WITH(nnfuzz::load_mnist_dir(dir, Split::train),
-                        Contains("make_dataset()") && Contains("train-labels-idx1-ubyte") &&
-                            Contains("label 12 at index 1 is not a class"));
+    REQUIRE_THROWS_WITH(nnfuzz::load_mnist_dir(dir, Split::train), Contains("make_dataset()") &&
+                                                                       Contains("train-labels-idx1-ubyte") &&
+                                                                       Contains("label 12 at index 1 is not a class"));
   }
   SECTION("images not 3-d") {
     write_idx(tmp.file("train-images-idx3-ubyte"), make_array({5, 4}));
@@ -492,14 +471,13 @@ TEST_CASE("load_mnist_dir rejects directories that are not a data set", "[io]") 
     write_idx(tmp.file("train-images-idx3-ubyte"), make_array({5, 2, 2}));
     write_idx(tmp.file("train-labels-idx1-ubyte"), make_array({5, 1}));
     REQUIRE_THROWS_WITH(nnfuzz::load_mnist_dir(dir, Split::train),
-                        Contains("make_dataset()") && Contains("labels must be 1-d") &&
-                            Contains("got 2-d (5 x 1)"));
+                        Contains("make_dataset()") && Contains("labels must be 1-d") && Contains("got 2-d (5 x 1)"));
   }
   SECTION("a broken file is reported by read_idx()") {
     write_bytes(tmp.file("train-images-idx3-ubyte"), header(0x08, {5, 2, 2}));
     write_idx(tmp.file("train-labels-idx1-ubyte"), make_array({5}));
-    REQUIRE_THROWS_WITH(nnfuzz::load_mnist_dir(dir, Split::train),
-                        Contains("read_idx()") && Contains("train-images-idx3-ubyte") &&
-                            Contains("expected 20 bytes of data, got 0"));
+    REQUIRE_THROWS_WITH(nnfuzz::load_mnist_dir(dir, Split::train), Contains("read_idx()") &&
+                                                                       Contains("train-images-idx3-ubyte") &&
+                                                                       Contains("expected 20 bytes of data, got 0"));
   }
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/models/mlp.hpp>
@@ -23,7 +24,8 @@ RowMatrix half_reference(const Mlp<H>& net, const RowMatrix& x) {
       Eigen::Matrix<H, 1, Eigen::Dynamic> z(L.weights.cols());
       for (Index j = 0; j < L.weights.cols(); ++j) {
         H acc(0.0f);
-        for (Index k = 0; k < L.weights.rows(); ++k) acc = H(float(acc) + float(H(float(a(k)) * float(L.weights(k, j)))));
+        for (Index k = 0; k < L.weights.rows(); ++k)
+          acc = H(float(acc) + float(H(float(a(k)) * float(L.weights(k, j)))));
         z(j) = H(float(acc) + float(L.bias(j)));
         if (l + 1 < net.layers().size() && float(z(j)) < 0) z(j) = H(0.0f);
       }
@@ -55,7 +57,8 @@ TEST_CASE("Mlp: forward pass matches a hand computation and reports every layer"
   CHECK(t.logits()(1, 0) == 0.25f);
   CHECK(net.sizes() == std::vector<Index>{2, 2, 1});
   CHECK(net.parameter_count() == 9);
-  REQUIRE_THROWS_WITH(net.forward(RowMatrix(1, 3), t), Catch::Contains("Mlp::forward()") && Catch::Contains("3 columns"));
+  REQUIRE_THROWS_WITH(net.forward(RowMatrix(1, 3), t),
+                      Catch::Contains("Mlp::forward()") && Catch::Contains("3 columns"));
   REQUIRE_THROWS_WITH(Mlp<float>({784}), Catch::Contains("Mlp()"));
   REQUIRE_THROWS_WITH(Mlp<float>({784, 0, 10}), Catch::Contains("layer size 1 is 0"));
 }
@@ -76,9 +79,9 @@ TEST_CASE("Mlp: the half-arithmetic twin computes in half exactly; half storage 
   const float ds = (ls - lf).cwiseAbs().maxCoeff();
   const float dref = (lh - ref).cwiseAbs().maxCoeff();
   INFO("half-arith vs float " << dh << ", half-storage vs float " << ds << ", half-arith vs scalar half ref " << dref);
-  CHECK(dh > 0);                // it is not float
-  CHECK(dh > 3 * ds);           // sums in half lose far more than half storage
-  CHECK(dref == 0.0f);          // bit for bit the scalar float16 reference
+  CHECK(dh > 0);        // it is not float
+  CHECK(dh > 3 * ds);   // sums in half lose far more than half storage
+  CHECK(dref == 0.0f);  // bit for bit the scalar float16 reference
   // Batch invariance: a row alone gives the same bits as inside a batch (replays hold).
   for (Index r : {Index(0), Index(13), Index(63)}) {
     CHECK(h.logits(x.row(r)) == lh.row(r));

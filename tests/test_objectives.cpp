@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 #include <nnfuzz/objectives.hpp>
 
@@ -44,8 +45,8 @@ TEST_CASE("DisagreementObjective: argmax differs, ties within the margin do not 
   PairOut o;
   o.reference = RowMatrix(4, 3);
   o.candidate = RowMatrix(4, 3);
-  o.reference << 1, 2, 3,  1, 2, 3,  1, 2, 3,  5, 5, 0;
-  o.candidate << 1, 2, 3,  1, 4, 3,  1, 3.0001f, 3,  5, 5, 0;
+  o.reference << 1, 2, 3, 1, 2, 3, 1, 2, 3, 5, 5, 0;
+  o.candidate << 1, 2, 3, 1, 4, 3, 1, 3.0001f, 3, 5, 5, 0;
   Mask hits;
   const RowMatrix batch(4, 1);
   DisagreementObjective strict;

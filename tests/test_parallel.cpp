@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 #include <nnfuzz/nnfuzz.hpp>
 
@@ -14,7 +15,8 @@ auto planted(std::uint64_t seed, std::uint64_t executions, Index max_findings) {
   o.max_executions = executions;
   o.max_findings = max_findings;
   o.seed = seed;
-  return make_fuzzer(PlantedModel{}, RecentSampler(), GaussianMutator(0.05f), KdTreeCoverage(0.005f), NonFiniteObjective(), o);
+  return make_fuzzer(PlantedModel{}, RecentSampler(), GaussianMutator(0.05f), KdTreeCoverage(0.005f),
+                     NonFiniteObjective(), o);
 }
 }  // namespace
 
@@ -56,6 +58,7 @@ TEST_CASE("run_parallel: workers find the planted bug; bad arguments and worker 
   CHECK(p.found());
   CHECK(p.workers[0].found());
   CHECK(p.workers[1].found());
-  REQUIRE_THROWS_WITH(run_parallel(f, planted_seeds(), 0), Catch::Contains("run_parallel()") && Catch::Contains("got 0"));
+  REQUIRE_THROWS_WITH(run_parallel(f, planted_seeds(), 0),
+                      Catch::Contains("run_parallel()") && Catch::Contains("got 0"));
   REQUIRE_THROWS_WITH(run_parallel(f, RowMatrix::Zero(2, 3), 2), Catch::Contains("3 columns"));
 }

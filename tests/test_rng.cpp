@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 #include <nnfuzz/rng.hpp>
 
@@ -38,16 +39,16 @@ TEST_CASE("Rng: fill_normal is N(0,1): mean, variance, tails, and no NaN", "[rng
     beyond3 += std::abs(v) > 3;
   }
   const double mean = s / n, var = s2 / n - mean * mean, kurt = s4 / n / (var * var);
-  CHECK(std::abs(mean) < 5.0 / std::sqrt(double(n)));     // 5 standard errors
+  CHECK(std::abs(mean) < 5.0 / std::sqrt(double(n)));  // 5 standard errors
   CHECK(std::abs(var - 1) < 5.0 * std::sqrt(2.0 / n));
   CHECK(std::abs(kurt - 3) < 0.05);
   CHECK(double(beyond2) / n == Approx(0.0455).epsilon(0.03));
   CHECK(double(beyond3) / n == Approx(0.0027).epsilon(0.1));
 }
 
+using nnfuzz::noise_kernel_name;
 using nnfuzz::NoiseKernel;
 using nnfuzz::set_noise_kernel;
-using nnfuzz::noise_kernel_name;
 namespace detail = nnfuzz::detail;
 namespace {
 // Runs the enclosing test body with each noise kernel this CPU can run, restoring the default.
@@ -88,29 +89,29 @@ TEST_CASE("Rng: fill_normal follows the normal CDF, tails included", "[rng]") {
   // transform's approximations of log, sin and cos, the 24-bit uniforms) shows up here. Every
   // kernel this CPU can run.
   for (NoiseKernel kernel : kernels_here()) {
-  INFO("kernel " << static_cast<int>(kernel));
-  KernelScope scope(kernel);
-  Rng rng(2);
-  const Index n = Index{1} << 22;
-  std::vector<float> x(n);
-  rng.fill_normal(x.data(), n);
-  const int inner = 90;
-  std::vector<double> count(inner + 2);
-  for (float v : x) {
-    const double b = std::floor((double(v) + 4.5) / 0.1);
-    ++count[b < 0 ? 0 : b >= inner ? inner + 1 : static_cast<std::size_t>(b) + 1];
-  }
-  auto cdf = [](double t) { return 0.5 * std::erfc(-t / std::sqrt(2.0)); };
-  double chi2 = 0;
-  for (int b = 0; b < inner + 2; ++b) {
-    const double lo = b == 0 ? -INFINITY : -4.5 + 0.1 * (b - 1), hi = b == inner + 1 ? INFINITY : -4.5 + 0.1 * b;
-    const double expected = n * ((b == inner + 1 ? 1.0 : cdf(hi)) - (b == 0 ? 0.0 : cdf(lo)));
-    chi2 += (count[b] - expected) * (count[b] - expected) / expected;
-  }
-  CHECK(chi2 < 135.8);  // 91 degrees of freedom, p = 0.001
-  Index beyond4 = 0;
-  for (float v : x) beyond4 += std::abs(v) > 4;
-  CHECK(double(beyond4) / n == Approx(6.334e-5).epsilon(0.1));  // the far tail is populated
+    INFO("kernel " << static_cast<int>(kernel));
+    KernelScope scope(kernel);
+    Rng rng(2);
+    const Index n = Index{1} << 22;
+    std::vector<float> x(n);
+    rng.fill_normal(x.data(), n);
+    const int inner = 90;
+    std::vector<double> count(inner + 2);
+    for (float v : x) {
+      const double b = std::floor((double(v) + 4.5) / 0.1);
+      ++count[b < 0 ? 0 : b >= inner ? inner + 1 : static_cast<std::size_t>(b) + 1];
+    }
+    auto cdf = [](double t) { return 0.5 * std::erfc(-t / std::sqrt(2.0)); };
+    double chi2 = 0;
+    for (int b = 0; b < inner + 2; ++b) {
+      const double lo = b == 0 ? -INFINITY : -4.5 + 0.1 * (b - 1), hi = b == inner + 1 ? INFINITY : -4.5 + 0.1 * b;
+      const double expected = n * ((b == inner + 1 ? 1.0 : cdf(hi)) - (b == 0 ? 0.0 : cdf(lo)));
+      chi2 += (count[b] - expected) * (count[b] - expected) / expected;
+    }
+    CHECK(chi2 < 135.8);  // 91 degrees of freedom, p = 0.001
+    Index beyond4 = 0;
+    for (float v : x) beyond4 += std::abs(v) > 4;
+    CHECK(double(beyond4) / n == Approx(6.334e-5).epsilon(0.1));  // the far tail is populated
   }
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/models/targets.hpp>
@@ -20,7 +21,7 @@ TEST_CASE("NanTarget: unsafe softmax and cross entropy turn non-finite on a wide
   CHECK(hits(1));
   CHECK(hits(2));
   CHECK(obj.describe(out, 1) == "non-finite in 'cross_entropy'");  // 0 * log(0): the paper's NaN
-  CHECK(obj.describe(out, 2) == "non-finite in 'softmax'");         // exp(96) = inf
+  CHECK(obj.describe(out, 2) == "non-finite in 'softmax'");        // exp(96) = inf
   CHECK(out.coverage.cols() == 1);
   CHECK(out.coverage(0, 0) == Approx(12.0f));
   NanTarget raw(net, CoverageSignal::logits);

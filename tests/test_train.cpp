@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/models/train.hpp>
@@ -101,7 +102,8 @@ TEST_CASE("train: bad shapes, labels and options are rejected", "[train]") {
   Eigen::VectorXi y = Eigen::VectorXi::Zero(10);
   TrainOptions o;
   o.batch_size = 5;
-  REQUIRE_THROWS_WITH(train(net, x, Eigen::VectorXi::Zero(9), o), Catch::Contains("train()") && Catch::Contains("9 labels"));
+  REQUIRE_THROWS_WITH(train(net, x, Eigen::VectorXi::Zero(9), o),
+                      Catch::Contains("train()") && Catch::Contains("9 labels"));
   REQUIRE_THROWS_WITH(train(net, RowMatrix::Zero(10, 5), y, o), Catch::Contains("5 columns"));
   y(3) = 7;
   REQUIRE_THROWS_WITH(train(net, x, y, o), Catch::Contains("labels must be in [0, 3)") && Catch::Contains("7"));

@@ -13,11 +13,11 @@ namespace nnfuzz {
 /// Bookkeeping of one corpus element. The element's input and coverage vector live in the
 /// corpus' row stores, at the same index as the entry.
 struct CorpusEntry {
-  Index id = 0;                 ///< position in the corpus (0-based, insertion order)
-  Index parent = -1;            ///< id of the element it was mutated from; -1 for a seed
-  Index root = 0;               ///< index of the seed (in the seed matrix) its chain starts from
-  Index depth = 0;              ///< mutations from the seed: 0 for a seed
-  std::uint64_t execution = 0;  ///< executions done when it was added (0 for seeds)
+  Index id = 0;                    ///< position in the corpus (0-based, insertion order)
+  Index parent = -1;               ///< id of the element it was mutated from; -1 for a seed
+  Index root = 0;                  ///< index of the seed (in the seed matrix) its chain starts from
+  Index depth = 0;                 ///< mutations from the seed: 0 for a seed
+  std::uint64_t execution = 0;     ///< executions done when it was added (0 for seeds)
   std::uint64_t times_picked = 0;  ///< how often a sampler chose it as a parent
 };
 
@@ -61,8 +61,7 @@ class Corpus {
   const std::vector<CorpusEntry>& entries() const { return entries_; }
 
   /// Appends an element (input_dim() and coverage_dim() floats) and returns its id.
-  Index add(const float* input, const float* coverage, Index parent, Index root, Index depth,
-            std::uint64_t execution) {
+  Index add(const float* input, const float* coverage, Index parent, Index root, Index depth, std::uint64_t execution) {
     CorpusEntry e;
     e.id = size();
     e.parent = parent;

@@ -27,12 +27,12 @@ namespace nnfuzz {
 /// At least one budget must be non-zero. Only executions/iterations budgets are reproducible:
 /// a wall-clock budget stops wherever the clock says.
 struct FuzzOptions {
-  Index batch_size = 100;              ///< mutants per iteration (rows of one model call); > 0
+  Index batch_size = 100;                 ///< mutants per iteration (rows of one model call); > 0
   std::uint64_t max_executions = 100000;  ///< stop after this many model executions (0 = no limit)
   std::uint64_t max_iterations = 0;       ///< stop after this many iterations (0 = no limit)
   double max_seconds = 0;                 ///< stop after this much wall time (0 = no limit)
-  Index max_findings = 1;  ///< stop after this many findings (1 = stop at the first; 0 = collect all)
-  std::uint64_t seed = 0;  ///< the one seed of the run's RNG: same seed => same run, bit for bit
+  Index max_findings = 1;                 ///< stop after this many findings (1 = stop at the first; 0 = collect all)
+  std::uint64_t seed = 0;                 ///< the one seed of the run's RNG: same seed => same run, bit for bit
   /// Re-evaluate every finding before reporting it (the hits of a batch together, in one fresh
   /// batch of the shape they were found in); one that does not fire again is counted in
   /// FuzzStats::unconfirmed and dropped. Costs one extra batch per batch with a hit.
@@ -51,19 +51,19 @@ struct Finding {
 
 /// Counters of a run, updated after every batch.
 struct FuzzStats {
-  std::uint64_t executions = 0;  ///< model executions (inputs evaluated), seeds included
-  std::uint64_t iterations = 0;  ///< batches of mutants evaluated
-  double seconds = 0;            ///< wall time since run() started
+  std::uint64_t executions = 0;      ///< model executions (inputs evaluated), seeds included
+  std::uint64_t iterations = 0;      ///< batches of mutants evaluated
+  double seconds = 0;                ///< wall time since run() started
   double executions_per_second = 0;  ///< executions / seconds
-  Index seeds = 0;               ///< seeds given to run()
-  Index corpus_size = 0;         ///< elements in the corpus (seeds included)
-  Index findings = 0;            ///< findings collected
-  Index unconfirmed = 0;         ///< hits that did not fire again when re-evaluated (dropped)
-  Index coverage_size = 0;       ///< vectors the coverage policy holds (Coverage::size())
-  float coverage_radius = 0;     ///< the coverage policy's novelty radius, if it has `threshold()` (else 0)
+  Index seeds = 0;                   ///< seeds given to run()
+  Index corpus_size = 0;             ///< elements in the corpus (seeds included)
+  Index findings = 0;                ///< findings collected
+  Index unconfirmed = 0;             ///< hits that did not fire again when re-evaluated (dropped)
+  Index coverage_size = 0;           ///< vectors the coverage policy holds (Coverage::size())
+  float coverage_radius = 0;         ///< the coverage policy's novelty radius, if it has `threshold()` (else 0)
   std::uint64_t last_new_coverage_execution = 0;  ///< execution count at the last new coverage
-  double seconds_since_new_coverage = 0;  ///< wall time since the last new coverage
-  bool finished = false;  ///< true in the final on_corpus / on_end calls of a run
+  double seconds_since_new_coverage = 0;          ///< wall time since the last new coverage
+  bool finished = false;                          ///< true in the final on_corpus / on_end calls of a run
 };
 
 /// What run() returns: the findings and the final counters.
@@ -76,21 +76,21 @@ struct FuzzResult {
 
 namespace detail {
 // Optional callback hooks (ensmallen style): each may return void or bool; true stops the run.
-#define NNFUZZ_HOOK(hook, args_decl, args)                                                          \
-  template <typename C, typename = void>                                                          \
-  struct has_##hook : std::false_type {};                                                         \
-  template <typename C>                                                                           \
-  struct has_##hook<C, void_t<decltype(std::declval<C&>().hook args_decl)>> : std::true_type {};  \
-  template <typename C, typename... A>                                                            \
-  bool call_##hook(C& c, A&&... a) {                                                              \
-    if constexpr (has_##hook<C>::value) {                                                         \
-      if constexpr (std::is_same<decltype(c.hook(std::forward<A>(a)...)), bool>::value)           \
-        return c.hook(std::forward<A>(a)...);                                                     \
-      else                                                                                        \
-        c.hook(std::forward<A>(a)...);                                                            \
-    }                                                                                             \
-    return false;                                                                                 \
-  }
+#define NNFUZZ_HOOK(hook, args_decl, args)                                                      \
+ template <typename C, typename = void>                                                         \
+ struct has_##hook : std::false_type {};                                                        \
+ template <typename C>                                                                          \
+ struct has_##hook<C, void_t<decltype(std::declval<C&>().hook args_decl)>> : std::true_type {}; \
+ template <typename C, typename... A>                                                           \
+ bool call_##hook(C& c, A&&... a) {                                                             \
+  if constexpr (has_##hook<C>::value) {                                                         \
+   if constexpr (std::is_same<decltype(c.hook(std::forward<A>(a)...)), bool>::value)            \
+    return c.hook(std::forward<A>(a)...);                                                       \
+   else                                                                                         \
+    c.hook(std::forward<A>(a)...);                                                              \
+  }                                                                                             \
+  return false;                                                                                 \
+ }
 NNFUZZ_HOOK(on_start, (std::declval<const FuzzStats&>()), )
 NNFUZZ_HOOK(on_batch, (std::declval<const FuzzStats&>()), )
 NNFUZZ_HOOK(on_new_coverage, (std::declval<const FuzzStats&>(), Index{0}), )
@@ -100,11 +100,11 @@ NNFUZZ_HOOK(on_corpus, (std::declval<const Corpus&>(), std::declval<const FuzzSt
 #undef NNFUZZ_HOOK
 
 // A member whose name is a known hook, whatever its signature (non-template, non-overloaded).
-#define NNFUZZ_NAMED(name)                                                                \
-  template <typename C, typename = void>                                                  \
-  struct names_##name : std::false_type {};                                               \
-  template <typename C>                                                                   \
-  struct names_##name<C, void_t<decltype(&C::name)>> : std::true_type {};
+#define NNFUZZ_NAMED(name)                 \
+ template <typename C, typename = void>    \
+ struct names_##name : std::false_type {}; \
+ template <typename C>                     \
+ struct names_##name<C, void_t<decltype(&C::name)>> : std::true_type {};
 NNFUZZ_NAMED(on_start)
 NNFUZZ_NAMED(on_batch)
 NNFUZZ_NAMED(on_new_coverage)
@@ -158,11 +158,14 @@ constexpr void check_callback() {
                 "nnfuzz: callback defines on_findings/on_found/on_find/on_new_finding/on_crash, which is not a hook: "
                 "did you mean on_finding(const nnfuzz::Finding&, const nnfuzz::FuzzStats&)?");
   static_assert(!(names_on_begin<C>::value || names_on_starts<C>::value),
-                "nnfuzz: callback defines on_begin/on_starts, which is not a hook: did you mean on_start(const nnfuzz::FuzzStats&)?");
+                "nnfuzz: callback defines on_begin/on_starts, which is not a hook: did you mean on_start(const "
+                "nnfuzz::FuzzStats&)?");
   static_assert(!(names_on_finish<C>::value || names_on_stop<C>::value || names_on_ends<C>::value),
-                "nnfuzz: callback defines on_finish/on_stop/on_ends, which is not a hook: did you mean on_end(const nnfuzz::FuzzStats&)?");
+                "nnfuzz: callback defines on_finish/on_stop/on_ends, which is not a hook: did you mean on_end(const "
+                "nnfuzz::FuzzStats&)?");
   static_assert(!(names_on_iteration<C>::value || names_on_batches<C>::value),
-                "nnfuzz: callback defines on_iteration/on_batches, which is not a hook: did you mean on_batch(const nnfuzz::FuzzStats&)?");
+                "nnfuzz: callback defines on_iteration/on_batches, which is not a hook: did you mean on_batch(const "
+                "nnfuzz::FuzzStats&)?");
   static_assert(!(names_on_coverage<C>::value || names_on_new_coverages<C>::value || names_on_new<C>::value),
                 "nnfuzz: callback defines on_coverage/on_new_coverages/on_new, which is not a hook: did you mean "
                 "on_new_coverage(const nnfuzz::FuzzStats&, nnfuzz::Index added)?");
@@ -211,19 +214,23 @@ struct has_threshold<C, void_t<decltype(static_cast<float>(std::declval<const C&
 template <typename Model, typename Sampler = RecentSampler, typename Mutator = GaussianMutator,
           typename Coverage = CalibratedCoverage, typename Objective = NonFiniteObjective>
 class Fuzzer {
-  static_assert(detail::has_output_type<Model>::value,
-                "nnfuzz: Model must provide a nested type `Output` (the reusable result of evaluate(); see fuzzer.hpp)");
+  static_assert(
+      detail::has_output_type<Model>::value,
+      "nnfuzz: Model must provide a nested type `Output` (the reusable result of evaluate(); see fuzzer.hpp)");
   static_assert(detail::has_input_dim<Model>::value,
                 "nnfuzz: Model must provide `Index input_dim() const` (floats per input row)");
-  static_assert(detail::has_evaluate<Model>::value,
-                "nnfuzz: Model must provide `void evaluate(const Eigen::Ref<const nnfuzz::RowMatrix>& batch, Output& out)`");
+  static_assert(
+      detail::has_evaluate<Model>::value,
+      "nnfuzz: Model must provide `void evaluate(const Eigen::Ref<const nnfuzz::RowMatrix>& batch, Output& out)`");
   static_assert(detail::has_coverage_member<Model>::value,
                 "nnfuzz: Model::Output must provide a member `coverage` (a RowMatrix, one coverage vector per row)");
-  static_assert(detail::has_pick<Sampler>::value,
-                "nnfuzz: Sampler must provide `Index pick(const nnfuzz::Corpus& corpus, nnfuzz::Rng& rng)` (see samplers.hpp)");
-  static_assert(detail::has_mutate<Mutator>::value,
-                "nnfuzz: Mutator must provide `void mutate(const Eigen::Ref<const RowVector>& parent, const "
-                "Eigen::Ref<const RowVector>& root, Eigen::Ref<RowMatrix> batch, nnfuzz::Rng& rng)` (see mutators.hpp)");
+  static_assert(
+      detail::has_pick<Sampler>::value,
+      "nnfuzz: Sampler must provide `Index pick(const nnfuzz::Corpus& corpus, nnfuzz::Rng& rng)` (see samplers.hpp)");
+  static_assert(
+      detail::has_mutate<Mutator>::value,
+      "nnfuzz: Mutator must provide `void mutate(const Eigen::Ref<const RowVector>& parent, const "
+      "Eigen::Ref<const RowVector>& root, Eigen::Ref<RowMatrix> batch, nnfuzz::Rng& rng)` (see mutators.hpp)");
   static_assert(detail::has_reset<Coverage>::value,
                 "nnfuzz: Coverage must provide `void reset(Index dim)` (forget everything; see coverage/)");
   static_assert(detail::has_observe<Coverage>::value,
@@ -234,9 +241,10 @@ class Fuzzer {
  public:
   /// The model's reusable output type.
   using Output = typename Model::Output;
-  static_assert(detail::is_objective_v<Objective, Output>,
-                "nnfuzz: Objective must provide `void check(const Eigen::Ref<const RowMatrix>& batch, const Output& out, "
-                "Mask& hits)`, or be callable as `bool(const Output&, Index row)` (see objectives.hpp)");
+  static_assert(
+      detail::is_objective_v<Objective, Output>,
+      "nnfuzz: Objective must provide `void check(const Eigen::Ref<const RowMatrix>& batch, const Output& out, "
+      "Mask& hits)`, or be callable as `bool(const Output&, Index row)` (see objectives.hpp)");
 
   /// Composes a fuzzer from policy instances and options (validated here).
   explicit Fuzzer(Model model, Sampler sampler = Sampler(), Mutator mutator = Mutator(), Coverage coverage = Coverage(),
@@ -298,7 +306,8 @@ class Fuzzer {
         ++st.executions;
         corpus_.add(rows.row(r).data(), cov.row(r).data(), -1, first + r, 0, 0);
       }
-      record_hits(result, rows, before, [first](Index r) { return first + r; }, -1, 0);
+      record_hits(
+          result, rows, before, [first](Index r) { return first + r; }, -1, 0);
     }
     if constexpr (detail::has_seeds_done<Coverage>::value) coverage_.seeds_done();
     loop(result, 0, callbacks...);
@@ -317,7 +326,8 @@ class Fuzzer {
     const RunGuard guard(running_, "Fuzzer::resume()");
     if (corpus.empty()) detail::fail("Fuzzer::resume(): the corpus is empty");
     if (corpus.input_dim() != model_.input_dim())
-      detail::fail("Fuzzer::resume(): corpus inputs have ", corpus.input_dim(), " elements, the model takes ", model_.input_dim());
+      detail::fail("Fuzzer::resume(): corpus inputs have ", corpus.input_dim(), " elements, the model takes ",
+                   model_.input_dim());
     std::uint64_t last = 0;
     Index seeds = 0;
     for (const CorpusEntry& e : corpus.entries()) {
@@ -330,8 +340,9 @@ class Fuzzer {
     const RowMatrix probe = corpus.input(0);
     model_.evaluate(probe, out_);
     if (Eigen::Ref<const RowMatrix>(out_.coverage).cols() != corpus.coverage_dim())
-      detail::fail("Fuzzer::resume(): the model's coverage vectors have ", Eigen::Ref<const RowMatrix>(out_.coverage).cols(),
-                   " elements, the corpus' have ", corpus.coverage_dim());
+      detail::fail("Fuzzer::resume(): the model's coverage vectors have ",
+                   Eigen::Ref<const RowMatrix>(out_.coverage).cols(), " elements, the corpus' have ",
+                   corpus.coverage_dim());
     corpus_ = corpus;
     coverage_.reset(corpus.coverage_dim());
     RowMatrix block(std::min<Index>(1024, corpus.size()), corpus.coverage_dim());
@@ -398,7 +409,8 @@ class Fuzzer {
     const Index b = options_.batch_size, d = model_.input_dim();
     if (d < 1) detail::fail("Fuzzer::run(): the model's input_dim() is ", d, " (must be >= 1)");
     if (b > std::numeric_limits<Index>::max() / 4 / d)
-      detail::fail("Fuzzer::run(): option 'batch_size' = ", b, " times input_dim() = ", d, " overflows the batch buffer's size");
+      detail::fail("Fuzzer::run(): option 'batch_size' = ", b, " times input_dim() = ", d,
+                   " overflows the batch buffer's size");
     try {
       batch_.resize(b, d);
       hits_.resize(b);
@@ -445,7 +457,8 @@ class Fuzzer {
       const CorpusEntry pe = corpus_.entry(parent);
       // The last batch may be short so that max_executions is met exactly.
       Index n = b;
-      if (options_.max_executions > 0) n = static_cast<Index>(std::min<std::uint64_t>(b, options_.max_executions - (st.executions - offset)));
+      if (options_.max_executions > 0)
+        n = static_cast<Index>(std::min<std::uint64_t>(b, options_.max_executions - (st.executions - offset)));
       auto batch = batch_.topRows(n);
       mutator_.mutate(corpus_.input(parent), corpus_.input(pe.root), batch, rng_);
       model_.evaluate(batch, out_);
@@ -462,15 +475,16 @@ class Fuzzer {
         }
       }
       if (!stop)
-        stop = record_hits(result, batch, before, [root = pe.root](Index) { return root; }, parent, pe.depth + 1,
-                           callbacks...);
+        stop = record_hits(
+            result, batch, before, [root = pe.root](Index) { return root; }, parent, pe.depth + 1, callbacks...);
       ++st.iterations;
       update_stats(st);
       if (added > 0) {
         last_new_ = Clock::now();
         st.last_new_coverage_execution = st.executions;
         st.seconds_since_new_coverage = 0;
-        if (any_of_hooks([&](auto& c) { return detail::call_on_new_coverage(c, st, added); }, callbacks...)) stop = true;
+        if (any_of_hooks([&](auto& c) { return detail::call_on_new_coverage(c, st, added); }, callbacks...))
+          stop = true;
         if (any_of_hooks([&](auto& c) { return detail::call_on_corpus(c, corpus_, st); }, callbacks...)) stop = true;
       }
       if (any_of_hooks([&](auto& c) { return detail::call_on_batch(c, st); }, callbacks...)) stop = true;
@@ -491,7 +505,9 @@ class Fuzzer {
   Eigen::Ref<const RowMatrix> coverage_of(Index n) const {
     const Eigen::Ref<const RowMatrix> cov(out_.coverage);
     if (cov.cols() < 1 && n > 0)
-      detail::fail("Fuzzer::run(): the model's Output::coverage has 0 columns (each input needs a coverage vector of >= 1 element)");
+      detail::fail(
+          "Fuzzer::run(): the model's Output::coverage has 0 columns (each input needs a coverage vector of >= 1 "
+          "element)");
     if (cov.rows() != n)
       detail::fail("Fuzzer::run(): the model's Output::coverage has ", cov.rows(), " rows for a batch of ", n,
                    " inputs (it must have one coverage vector per input)");
@@ -541,7 +557,8 @@ class Fuzzer {
     const Index k = static_cast<Index>(hit_rows_.size());
     if (options_.recheck_findings) {
       recheck_batch_.resize(n, rows.cols());
-      for (Index j = 0; j < n; ++j) recheck_batch_.row(j) = rows.row(hit_rows_[static_cast<std::size_t>(std::min(j, k - 1))]);
+      for (Index j = 0; j < n; ++j)
+        recheck_batch_.row(j) = rows.row(hit_rows_[static_cast<std::size_t>(std::min(j, k - 1))]);
       model_.evaluate(recheck_batch_, recheck_out_);
       Objective objective = objective_;
       detail::run_objective(objective, recheck_batch_, recheck_out_, recheck_hits_);
@@ -573,7 +590,8 @@ class Fuzzer {
     st.executions_per_second = st.seconds > 0 ? static_cast<double>(st.executions) / st.seconds : 0;
     st.corpus_size = corpus_.size();
     st.coverage_size = coverage_.size();
-    if constexpr (detail::has_threshold<Coverage>::value) st.coverage_radius = static_cast<float>(coverage_.threshold());
+    if constexpr (detail::has_threshold<Coverage>::value)
+      st.coverage_radius = static_cast<float>(coverage_.threshold());
     st.seconds_since_new_coverage = seconds_since(last_new_);
   }
   static double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }

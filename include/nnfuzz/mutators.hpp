@@ -39,8 +39,8 @@ namespace detail {
 
 // Clamps each row of `batch` to [max(root - r, lo), min(root + r, hi)]. The per-element bounds
 // are computed once per call into reused buffers.
-inline void clamp_rows(Eigen::Ref<RowMatrix> batch, const Eigen::Ref<const RowVector>& root,
-                       const MutationBounds& b, RowVector& lower, RowVector& upper) {
+inline void clamp_rows(Eigen::Ref<RowMatrix> batch, const Eigen::Ref<const RowVector>& root, const MutationBounds& b,
+                       RowVector& lower, RowVector& upper) {
   if (!detail::is_finite(b.linf_radius)) {  // +inf: no ball (NaN is rejected by MutationBounds)
     batch = batch.cwiseMax(b.lo).cwiseMin(b.hi);
     return;
@@ -57,8 +57,7 @@ inline void clamp_rows(Eigen::Ref<RowMatrix> batch, const Eigen::Ref<const RowVe
     lower(i) = std::max(lo, b.lo);
     upper(i) = std::min(hi, b.hi);
   }
-  for (Index r = 0; r < batch.rows(); ++r)
-    batch.row(r) = batch.row(r).cwiseMax(lower).cwiseMin(upper);
+  for (Index r = 0; r < batch.rows(); ++r) batch.row(r) = batch.row(r).cwiseMax(lower).cwiseMin(upper);
 }
 
 inline void check_seeds_in_domain(const char* who, const Eigen::Ref<const RowMatrix>& seeds, const MutationBounds& b) {
@@ -138,7 +137,8 @@ class GaussianMutator {
 class UniformMutator {
  public:
   /// `half_width` > 0: the largest change of one element in one mutation.
-  explicit UniformMutator(float half_width = 0.1f, MutationBounds bounds = {}) : half_width_(half_width), bounds_(bounds) {
+  explicit UniformMutator(float half_width = 0.1f, MutationBounds bounds = {})
+      : half_width_(half_width), bounds_(bounds) {
     if (!(half_width > 0) || !detail::is_finite(half_width))
       detail::fail("UniformMutator(): option 'half_width' must be positive and finite, got ", half_width);
     bounds_.validate("UniformMutator()");

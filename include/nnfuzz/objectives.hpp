@@ -61,8 +61,8 @@ class NonFiniteObjective {
   template <typename T, typename = void>
   struct has_tensors : std::false_type {};
   template <typename T>
-  struct has_tensors<T, detail::void_t<decltype(std::declval<const T&>().for_each_tensor(Probe{}))>> : std::true_type {};
-
+  struct has_tensors<T, detail::void_t<decltype(std::declval<const T&>().for_each_tensor(Probe{}))>> : std::true_type {
+  };
 };
 
 /// Index of the largest element of a row; the first one on ties.
@@ -154,7 +154,9 @@ class AnyOf {
     int part = 0;
     std::apply(
         [&](const auto&... o) {
-          ((row < fired_.rows() && fired_(row) == part++ ? (void)(s = detail::describe_objective(o, out, row)) : (void)0), ...);
+          ((row < fired_.rows() && fired_(row) == part++ ? (void)(s = detail::describe_objective(o, out, row))
+                                                         : (void)0),
+           ...);
         },
         parts_);
     return s.empty() ? "objective" : s;
@@ -191,8 +193,9 @@ class AllOf {
   template <typename Output>
   std::string describe(const Output& out, Index row) const {
     std::string s;
-    std::apply([&](const auto&... o) { ((s += (s.empty() ? "" : " and ") + detail::describe_objective(o, out, row)), ...); },
-               parts_);
+    std::apply(
+        [&](const auto&... o) { ((s += (s.empty() ? "" : " and ") + detail::describe_objective(o, out, row)), ...); },
+        parts_);
     return s;
   }
 

@@ -18,10 +18,10 @@
 // -march=native (what an installed package gives its users) still gets it.
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__)) && \
     !defined(NNFUZZ_NO_DISPATCH)
-#  define NNFUZZ_X86_DISPATCH 1
-#  include <immintrin.h>
-#  define NNFUZZ_TARGET_AVX512 __attribute__((target("avx512f,avx512dq,avx2,fma")))
-#  define NNFUZZ_TARGET_AVX512_INLINE __attribute__((target("avx512f,avx512dq,avx2,fma"), always_inline)) inline
+# define NNFUZZ_X86_DISPATCH 1
+# include <immintrin.h>
+# define NNFUZZ_TARGET_AVX512 __attribute__((target("avx512f,avx512dq,avx2,fma")))
+# define NNFUZZ_TARGET_AVX512_INLINE __attribute__((target("avx512f,avx512dq,avx2,fma"), always_inline)) inline
 #endif
 
 namespace nnfuzz {
@@ -57,7 +57,8 @@ inline bool cpu_has_avx512() {
 }
 inline bool use_avx512_noise() {
   const int c = noise_kernel_choice().load(std::memory_order_relaxed);
-  return c == static_cast<int>(NoiseKernel::avx512) || (c == static_cast<int>(NoiseKernel::automatic) && cpu_has_avx512());
+  return c == static_cast<int>(NoiseKernel::avx512) ||
+         (c == static_cast<int>(NoiseKernel::automatic) && cpu_has_avx512());
 }
 }  // namespace detail
 
@@ -65,7 +66,8 @@ inline bool use_avx512_noise() {
 /// std::invalid_argument for `avx512` on a CPU (or build) without it.
 inline void set_noise_kernel(NoiseKernel k) {
   if (k == NoiseKernel::avx512 && !detail::cpu_has_avx512())
-    detail::fail("set_noise_kernel(): option 'avx512' needs a CPU with AVX-512F and AVX-512DQ (and GCC or Clang on x86-64)");
+    detail::fail(
+        "set_noise_kernel(): option 'avx512' needs a CPU with AVX-512F and AVX-512DQ (and GCC or Clang on x86-64)");
   detail::noise_kernel_choice().store(static_cast<int>(k), std::memory_order_relaxed);
 }
 /// The kernel fill_normal() uses now: "avx512" or "generic".
@@ -238,26 +240,25 @@ class Rng {
   // from a full block, so that the values do not depend on how a buffer is split into calls (at
   // multiples of 32).
 #define NNFUZZ_FILL_NORMAL_LOOP(transform)                                                          \
-  alignas(64) float c[kLanes], s[kLanes];                                                           \
-  Lanes lanes(lanes_);                                                                              \
-  for (Index i = 0; i < n; i += 2 * kLanes) {                                                       \
-    const Index remaining = n - i;                                                                  \
-    float* cos_out = remaining >= 2 * kLanes ? out + i : c;                                         \
-    float* sin_out = remaining >= 2 * kLanes ? out + i + kLanes : s;                                \
-    transform(lanes, cos_out, sin_out);                                                             \
-    if (remaining < 2 * kLanes) {                                                                   \
-      const Index first = remaining < kLanes ? remaining : kLanes;                                  \
-      std::memcpy(out + i, c, sizeof(float) * static_cast<std::size_t>(first));                    \
-      if (remaining > kLanes)                                                                       \
-        std::memcpy(out + i + kLanes, s, sizeof(float) * static_cast<std::size_t>(remaining - kLanes)); \
-    }                                                                                               \
+ alignas(64) float c[kLanes], s[kLanes];                                                            \
+ Lanes lanes(lanes_);                                                                               \
+ for (Index i = 0; i < n; i += 2 * kLanes) {                                                        \
+  const Index remaining = n - i;                                                                    \
+  float* cos_out = remaining >= 2 * kLanes ? out + i : c;                                           \
+  float* sin_out = remaining >= 2 * kLanes ? out + i + kLanes : s;                                  \
+  transform(lanes, cos_out, sin_out);                                                               \
+  if (remaining < 2 * kLanes) {                                                                     \
+   const Index first = remaining < kLanes ? remaining : kLanes;                                     \
+   std::memcpy(out + i, c, sizeof(float) * static_cast<std::size_t>(first));                        \
+   if (remaining > kLanes)                                                                          \
+    std::memcpy(out + i + kLanes, s, sizeof(float) * static_cast<std::size_t>(remaining - kLanes)); \
   }                                                                                                 \
-  lanes.store(lanes_);
+ }                                                                                                  \
+ lanes.store(lanes_);
 
-  void fill_normal_generic(float* out, Index n) { NNFUZZ_FILL_NORMAL_LOOP(box_muller_generic) }
-
+  void fill_normal_generic(float* out, Index n){NNFUZZ_FILL_NORMAL_LOOP(box_muller_generic)}
 #if defined(NNFUZZ_X86_DISPATCH)
-  NNFUZZ_TARGET_AVX512 void fill_normal_avx512(float* out, Index n) { NNFUZZ_FILL_NORMAL_LOOP(box_muller_avx512) }
+  NNFUZZ_TARGET_AVX512 void fill_normal_avx512(float* out, Index n){NNFUZZ_FILL_NORMAL_LOOP(box_muller_avx512)}
 
   // 16 pairs: r = sqrt(-2 ln u1) with u1 in (0, 1]; theta = 2 pi u2 split into a quadrant q and
   // an angle a in [-pi/4, pi/4) exactly, in integers; sin a and cos a by minimax polynomials
@@ -267,16 +268,18 @@ class Rng {
     lanes.next(raw1);
     lanes.next(raw2);
     const __m512i r1 = reinterpret_cast<const __m512i&>(raw1), r2 = reinterpret_cast<const __m512i&>(raw2);
-    const __m512 u1 = _mm512_mul_ps(_mm512_cvtepu32_ps(_mm512_add_epi32(_mm512_srli_epi32(r1, 8), _mm512_set1_epi32(1))),
-                                    _mm512_set1_ps(0x1.0p-24f));
+    const __m512 u1 =
+        _mm512_mul_ps(_mm512_cvtepu32_ps(_mm512_add_epi32(_mm512_srli_epi32(r1, 8), _mm512_set1_epi32(1))),
+                      _mm512_set1_ps(0x1.0p-24f));
     const __m512 radius = _mm512_sqrt_ps(_mm512_mul_ps(log_unit(u1), _mm512_set1_ps(-2.0f)));
     // theta = 2 pi (k / 2^24); k' = k + 2^21 (mod 2^24) = q 2^22 + j: theta = q pi/2 + (j / 2^22 - 1/2) pi/2.
     const __m512i k = _mm512_and_si512(_mm512_add_epi32(_mm512_srli_epi32(r2, 8), _mm512_set1_epi32(1 << 21)),
                                        _mm512_set1_epi32((1 << 24) - 1));
     const __m512i q = _mm512_srli_epi32(k, 22);
-    const __m512 f = _mm512_sub_ps(
-        _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_and_si512(k, _mm512_set1_epi32((1 << 22) - 1))), _mm512_set1_ps(0x1.0p-22f)),
-        _mm512_set1_ps(0.5f));
+    const __m512 f =
+        _mm512_sub_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_and_si512(k, _mm512_set1_epi32((1 << 22) - 1))),
+                                    _mm512_set1_ps(0x1.0p-22f)),
+                      _mm512_set1_ps(0.5f));
     const __m512 a = _mm512_mul_ps(f, _mm512_set1_ps(1.5707963267948966f)), a2 = _mm512_mul_ps(a, a);
     __m512 sn = _mm512_fmadd_ps(_mm512_set1_ps(-1.9515295891e-4f), a2, _mm512_set1_ps(8.3321608736e-3f));
     sn = _mm512_fmadd_ps(sn, a2, _mm512_set1_ps(-1.6666654611e-1f));
@@ -286,7 +289,8 @@ class Rng {
     cs = _mm512_fmadd_ps(_mm512_mul_ps(cs, a2), a2, _mm512_fnmadd_ps(a2, _mm512_set1_ps(0.5f), _mm512_set1_ps(1.0f)));
     // Quadrant q: (cos, sin) = (c, s), (-s, c), (-c, -s), (s, -c).
     const __mmask16 odd = _mm512_test_epi32_mask(q, _mm512_set1_epi32(1));
-    const __mmask16 neg_cos = _mm512_cmpeq_epi32_mask(q, _mm512_set1_epi32(1)) | _mm512_cmpeq_epi32_mask(q, _mm512_set1_epi32(2));
+    const __mmask16 neg_cos =
+        _mm512_cmpeq_epi32_mask(q, _mm512_set1_epi32(1)) | _mm512_cmpeq_epi32_mask(q, _mm512_set1_epi32(2));
     const __mmask16 neg_sin = _mm512_cmpge_epi32_mask(q, _mm512_set1_epi32(2));
     const __m512i sign = _mm512_set1_epi32(static_cast<int>(0x80000000u));
     __m512i cos_bits = _mm512_castps_si512(_mm512_mask_blend_ps(odd, cs, sn));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // EXPECT: Objective must provide `void check
 #include "../support/planted.hpp"
 struct NotAnObjective {

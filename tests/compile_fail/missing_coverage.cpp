@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // EXPECT: Model::Output must provide a member `coverage`
 #include <nnfuzz/nnfuzz.hpp>
 struct NoCoverageVector {

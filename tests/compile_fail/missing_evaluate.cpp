@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // EXPECT: Model must provide `void evaluate
 #include <nnfuzz/nnfuzz.hpp>
 struct NoEvaluate {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // EXPECT: Mutator must provide `void mutate
 #include "../support/planted.hpp"
 struct NoMutate {

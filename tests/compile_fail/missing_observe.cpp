@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // EXPECT: Coverage must provide `void observe
 #include "../support/planted.hpp"
 struct NoObserve {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // EXPECT: Sampler must provide `Index pick
 #include "../support/planted.hpp"
 struct NoPick {};

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // EXPECT: did you mean on_finding
 #include "../support/planted.hpp"
 // A user's callback with a misspelt hook: it must not be silently ignored.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // EXPECT: callback member on_finding has the wrong parameters
 #include "../support/planted.hpp"
 // The right name with the wrong parameters is not a hook either.

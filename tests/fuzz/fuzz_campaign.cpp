@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer harness: nnfuzz::load_corpus / nnfuzz::load_findings on a campaign directory
 // holding one file cut from the input (layout: nnfuzz_fuzz::campaign_findings in
 // fuzz_support.hpp). A rejection must be std::invalid_argument; anything else is a bug, and so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer harness: nnfuzz::read_idx on arbitrary bytes (raw or gzip IDX).
 // A rejection must be std::invalid_argument; any other exception, a sanitizer report, a
 // leak, a timeout or an allocation over -rss_limit_mb is a bug. So is an accepted array that
@@ -17,8 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string& path = file.write(data, size);
   try {
     const nnfuzz::IdxArray a = nnfuzz::read_idx(path);
-    if (a.dims.empty() || a.dims.size() > 4 || a.data.size() != nnfuzz::detail::idx_element_count(a.dims))
-      std::abort();
+    if (a.dims.empty() || a.dims.size() > 4 || a.data.size() != nnfuzz::detail::idx_element_count(a.dims)) std::abort();
     const bool gzip = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
     if (!gzip) {
       // The raw file must be: 00 00 08 ndims, the dims big-endian, the data, nothing more.

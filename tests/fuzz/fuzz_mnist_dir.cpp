@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer harness: nnfuzz::load_mnist_dir on a directory holding a train-images and a
 // train-labels file cut from the input (layout: nnfuzz_fuzz::mnist_header in fuzz_support.hpp).
 // A rejection must be std::invalid_argument; anything else is a bug.
@@ -16,8 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static TempDir dir("mnist");
   dir.reset();
   const std::uint8_t flags = data[0];
-  const std::size_t n = std::uint32_t{data[1]} | (std::uint32_t{data[2]} << 8) |
-                        (std::uint32_t{data[3]} << 16) | (std::uint32_t{data[4]} << 24);
+  const std::size_t n = std::uint32_t{data[1]} | (std::uint32_t{data[2]} << 8) | (std::uint32_t{data[3]} << 16) |
+                        (std::uint32_t{data[4]} << 24);
   const std::uint8_t* images = data + mnist_header;
   const std::size_t image_bytes = std::min(n, size - mnist_header);
   const auto image_names = nnfuzz::detail::mnist_names(nnfuzz::Split::train, "images");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer harness: the campaign writers never produce a file their loaders reject.
 //
 // The input describes a corpus (widths, element count, lineage, raw float bits: NaN, Inf,
@@ -24,7 +25,9 @@ struct Bytes {
     --n;
     return *p++;
   }
-  std::uint32_t u32() { return std::uint32_t{u8()} | std::uint32_t{u8()} << 8 | std::uint32_t{u8()} << 16 | std::uint32_t{u8()} << 24; }
+  std::uint32_t u32() {
+    return std::uint32_t{u8()} | std::uint32_t{u8()} << 8 | std::uint32_t{u8()} << 16 | std::uint32_t{u8()} << 24;
+  }
   float f32() {
     const std::uint32_t u = u32();
     float f;
@@ -40,7 +43,9 @@ nnfuzz::Index width(std::uint8_t b) {
   return 1 + b % 9;
 }
 
-bool same_bits(const float* a, const float* b, nnfuzz::Index n) { return std::memcmp(a, b, 4 * static_cast<std::size_t>(n)) == 0; }
+bool same_bits(const float* a, const float* b, nnfuzz::Index n) {
+  return std::memcmp(a, b, 4 * static_cast<std::size_t>(n)) == 0;
+}
 
 void corpus_roundtrip(nnfuzz_fuzz::TempDir& dir, Bytes in) {
   const nnfuzz::Index d = width(in.u8()), c = width(in.u8());
@@ -48,7 +53,8 @@ void corpus_roundtrip(nnfuzz_fuzz::TempDir& dir, Bytes in) {
   nnfuzz::Corpus corpus(d, c);
   nnfuzz::RowVector x(d), v(c);
   for (int i = 0; i < count; ++i) {
-    const nnfuzz::Index parent = static_cast<std::int8_t>(in.u8()), root = in.u8() % 8, depth = static_cast<std::int8_t>(in.u8());
+    const nnfuzz::Index parent = static_cast<std::int8_t>(in.u8()), root = in.u8() % 8,
+                        depth = static_cast<std::int8_t>(in.u8());
     for (nnfuzz::Index k = 0; k < std::min<nnfuzz::Index>(d, 64); ++k) x(k) = in.f32();
     for (nnfuzz::Index k = 0; k < std::min<nnfuzz::Index>(c, 64); ++k) v(k) = in.f32();
     corpus.add(x.data(), v.data(), parent, root, depth, in.u32());

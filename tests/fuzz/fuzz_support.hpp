@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared helpers of nnfuzz's libFuzzer harnesses (tests/fuzz/fuzz_*.cpp).
 //
 // The parsers under test read files by path, so each harness hands them the fuzz input as a

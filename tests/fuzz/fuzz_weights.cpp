@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libFuzzer harness: nnfuzz::load_mlp on arbitrary bytes; a network that loads is run forward
 // on one all-zero input. A rejection must be std::invalid_argument; anything else is a bug.
 //

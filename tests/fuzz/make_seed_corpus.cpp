@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Writes the seed corpora of nnfuzz's libFuzzer harnesses (tests/fuzz/fuzz_*.cpp):
 //   <out>/idx/        small valid IDX files, raw and gzip, and truncated variants
 //   <out>/weights/    small valid weights files written by nnfuzz::save_mlp, and broken variants
@@ -42,7 +43,9 @@ void spit(const fs::path& p, const Bytes& b) {
   if (!out) throw std::runtime_error("cannot write " + p.string());
 }
 
-Bytes head(const Bytes& b, std::size_t n) { return Bytes(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(std::min(n, b.size()))); }
+Bytes head(const Bytes& b, std::size_t n) {
+  return Bytes(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(std::min(n, b.size())));
+}
 
 nnfuzz::IdxArray array(std::vector<std::uint32_t> dims, unsigned seed) {
   std::size_t n = 1;
@@ -177,8 +180,8 @@ int main(int argc, char** argv) try {
     f.what = "non-finite in 'y'";
     const Bytes finding = slurp(nnfuzz::save_finding(cdir.string(), f, 1234));
 
-    for (const auto& [stem, flags, b] :
-         {std::make_tuple("corpus", std::uint8_t{0x00}, corpus), std::make_tuple("finding", nnfuzz_fuzz::campaign_findings, finding)}) {
+    for (const auto& [stem, flags, b] : {std::make_tuple("corpus", std::uint8_t{0x00}, corpus),
+                                         std::make_tuple("finding", nnfuzz_fuzz::campaign_findings, finding)}) {
       const std::string s = stem;
       put(campaign / (s + ".bin"), campaign_input(flags, b));
       put(campaign / (s + ".cut_header"), campaign_input(flags, head(b, 20)));
@@ -209,7 +212,8 @@ int main(int argc, char** argv) try {
     put(roundtrip / "corpus", corpus);
     Bytes finding{0x01, 3};  // width 4
     for (float v : {0.5f, std::numeric_limits<float>::infinity(), 0.0f, -2.0f}) f32(finding, v);
-    for (int b : {0, 0xff, 1, 9, 0, 0, 0, 3, int{'N'}, int{'a'}, int{'N'}}) finding.push_back(static_cast<std::uint8_t>(b));
+    for (int b : {0, 0xff, 1, 9, 0, 0, 0, 3, int{'N'}, int{'a'}, int{'N'}})
+      finding.push_back(static_cast<std::uint8_t>(b));
     put(roundtrip / "finding", finding);
     put(roundtrip / "zero_width", Bytes{0x00, 255, 0, 1});
   }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Replaces the global operator new of the test program to count allocations (see alloc_tracker.hpp).
 #include "alloc_tracker.hpp"
 
@@ -15,8 +16,8 @@ using nnfuzz_test::g_largest_alloc;
 
 // GCC 12 flags free() on memory from "operator new", not seeing that this new uses malloc.
 #if defined(__GNUC__) && !defined(__clang__)
-#  pragma GCC diagnostic push
-#  pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+# pragma GCC diagnostic push
+# pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #endif
 static void* tracked_malloc(std::size_t n) noexcept {
   g_alloc_count.fetch_add(1, std::memory_order_relaxed);
@@ -41,5 +42,5 @@ void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 #if defined(__GNUC__) && !defined(__clang__)
-#  pragma GCC diagnostic pop
+# pragma GCC diagnostic pop
 #endif

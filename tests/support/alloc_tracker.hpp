@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Allocation tracking for tests: the test program replaces the global operator new.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Writes a tiny synthetic MNIST-format directory (IDX files) for the examples' smoke tests:
 // 10 classes of 28x28 "digits", each a bright bar at a class-dependent place plus noise.
 //   make_tiny_mnist DIR [train=300] [test=100]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A tiny model with a planted bug, for loop tests (libFuzzer style).
 #pragma once
 

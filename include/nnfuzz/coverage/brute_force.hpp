@@ -23,7 +23,8 @@ namespace nnfuzz {
 class BruteForceCoverage {
  public:
   /// `threshold`: the L2 radius (not squared; see coverage_threshold_from_squared()).
-  explicit BruteForceCoverage(float threshold) : threshold_(detail::checked_threshold("BruteForceCoverage()", threshold)) {}
+  explicit BruteForceCoverage(float threshold)
+      : threshold_(detail::checked_threshold("BruteForceCoverage()", threshold)) {}
 
   /// Forgets every vector; `dim` is the coverage vector length.
   void reset(Index dim) {

@@ -13,10 +13,10 @@ namespace nnfuzz {
 
 /// What CalibratedCoverage chose, once it has chosen.
 struct Calibration {
-  float radius = 0;          ///< the L2 novelty radius chosen (0: not calibrated yet)
-  double target_rate = 0;    ///< the acceptance rate it aimed at for the first mutants
-  Index samples = 0;         ///< first mutants whose nearest-seed distances it looked at
-  float median_distance = 0; ///< their median nearest-seed distance
+  float radius = 0;           ///< the L2 novelty radius chosen (0: not calibrated yet)
+  double target_rate = 0;     ///< the acceptance rate it aimed at for the first mutants
+  Index samples = 0;          ///< first mutants whose nearest-seed distances it looked at
+  float median_distance = 0;  ///< their median nearest-seed distance
 };
 
 /// Coverage policy that needs no radius: the default of Fuzzer. A fixed radius on the wrong scale
@@ -82,7 +82,9 @@ class CalibratedCoverage {
     if (inner_) inner_->observe(vectors, is_new);
   }
   /// Vectors remembered.
-  Index size() const { return inner_ ? inner_->size() : static_cast<Index>(pending_.size()) / std::max<Index>(dim_, 1); }
+  Index size() const {
+    return inner_ ? inner_->size() : static_cast<Index>(pending_.size()) / std::max<Index>(dim_, 1);
+  }
   /// The L2 novelty radius chosen (0 until calibrated).
   float threshold() const { return calibration_.radius; }
   /// True once the radius is chosen.
@@ -108,7 +110,8 @@ class CalibratedCoverage {
     if (positive.empty()) return;  // every mutant on a seed: wait for the next batch
     const auto n = distances_.size();
     auto at = [&](double q) {
-      const auto k = std::min<std::size_t>(n - 1, static_cast<std::size_t>(std::floor(q * static_cast<double>(n - 1) + 0.5)));
+      const auto k =
+          std::min<std::size_t>(n - 1, static_cast<std::size_t>(std::floor(q * static_cast<double>(n - 1) + 0.5)));
       std::nth_element(distances_.begin(), distances_.begin() + static_cast<std::ptrdiff_t>(k), distances_.end());
       return distances_[k];
     };

@@ -43,7 +43,9 @@ struct RowRangeAdaptor {
     return chunks[static_cast<std::size_t>(r >> shift)][(r & (rows_per_chunk - 1)) * cols + static_cast<Index>(dim)];
   }
   template <class BBox>
-  bool kdtree_get_bbox(BBox&) const { return false; }
+  bool kdtree_get_bbox(BBox&) const {
+    return false;
+  }
 };
 
 // One static KD-tree over the stored rows [begin(), end()). nanoflann builds it; KdTreeCoverage
@@ -227,7 +229,8 @@ class KdTreeCoverage {
     if (node->child1 == nullptr && node->child2 == nullptr) {
       const auto& order = detail::nanoflann_order(t.tree);
       for (auto i = node->node_type.lr.left; i < node->node_type.lr.right; ++i)
-        if (detail::squared_distance_below(q, store_.row(t.begin() + static_cast<Index>(order[i])), dim(), r2)) return true;
+        if (detail::squared_distance_below(q, store_.row(t.begin() + static_cast<Index>(order[i])), dim(), r2))
+          return true;
       return false;
     }
     const auto k = node->node_type.sub.divfeat;
@@ -288,8 +291,9 @@ class KdTreeCoverage {
     detail::RowRangeAdaptor rows(store_, begin, end - begin);
     const std::size_t leaf = leaf_size_;
     try {
-      job_ = std::async(std::launch::async,
-                        [rows = std::move(rows), leaf]() mutable { return std::make_unique<Tree>(std::move(rows), leaf); });
+      job_ = std::async(std::launch::async, [rows = std::move(rows), leaf]() mutable {
+        return std::make_unique<Tree>(std::move(rows), leaf);
+      });
     } catch (const std::system_error&) {  // no thread available: build here
       build_now(begin, end);
       return;
@@ -323,7 +327,7 @@ class KdTreeCoverage {
   Index max_blocking_build_;
   detail::RowStore store_;
   std::vector<std::unique_ptr<Tree>> trees_;  // consecutive ranges covering [0, built_end()), largest first
-  std::vector<float> scratch_;  // per-dimension distances of the search (no allocation per query)
+  std::vector<float> scratch_;                // per-dimension distances of the search (no allocation per query)
   std::future<std::unique_ptr<Tree>> job_;
   std::size_t job_first_ = 0, job_last_ = 0;
   std::size_t background_rebuilds_ = 0;

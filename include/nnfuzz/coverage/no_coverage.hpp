@@ -14,9 +14,7 @@ class NoCoverage {
   /// Forgets everything; `dim` is the coverage vector length.
   void reset(Index dim) { dim_ = dim; }
   /// Marks every row as not new.
-  void observe(const Eigen::Ref<const RowMatrix>& vectors, Mask& is_new) {
-    is_new.setConstant(vectors.rows(), false);
-  }
+  void observe(const Eigen::Ref<const RowMatrix>& vectors, Mask& is_new) { is_new.setConstant(vectors.rows(), false); }
   /// Vectors remembered: always 0.
   Index size() const { return 0; }
   /// Coverage vector length given to reset().

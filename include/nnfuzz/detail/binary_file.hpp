@@ -55,8 +55,8 @@ inline std::uint32_t crc32_update(std::uint32_t crc, const void* data, std::size
   const auto* p = static_cast<const std::uint8_t*>(data);
   std::uint32_t c = ~crc;
   for (; n >= 8; n -= 8, p += 8) {
-    const std::uint32_t lo = c ^ (std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
-                                  std::uint32_t{p[3]} << 24);
+    const std::uint32_t lo =
+        c ^ (std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24);
     c = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^ t[3][p[4]] ^ t[2][p[5]] ^
         t[1][p[6]] ^ t[0][p[7]];
   }
@@ -135,7 +135,8 @@ inline void fsync_parent(const char* fn, const std::string& path) {
 class AtomicFile {
  public:
   /// Opens `path`'s temporary file; `fn` names the caller in errors.
-  AtomicFile(const char* fn, std::string path) : fn_(fn), path_(std::move(path)), tmp_(temp_name_for(path_)), guard_(tmp_) {
+  AtomicFile(const char* fn, std::string path)
+      : fn_(fn), path_(std::move(path)), tmp_(temp_name_for(path_)), guard_(tmp_) {
     f_ = std::fopen(tmp_.c_str(), "wbx");
     if (!f_) {
       const int err = errno;
@@ -215,7 +216,8 @@ inline void write_file_atomic(const char* fn, const std::string& path, const std
     const int err = errno;
     fail(fn, ": cannot create '", tmp, "' (for '", path, "'): ", errno_text(err));
   }
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 && fsync(fileno(f)) == 0;
+  bool ok =
+      std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 && fsync(fileno(f)) == 0;
   int err = errno;
   if (std::fclose(f) != 0 && ok) {
     ok = false;
@@ -286,7 +288,8 @@ inline std::vector<std::uint8_t> read_whole_file(const char* fn, const std::stri
   const std::size_t got = std::fread(bytes.data(), 1, bytes.size(), f);
   if (got != bytes.size()) {
     const int err = std::ferror(f) ? errno : 0;
-    fail(fn, ": cannot read '", path, "': got ", got, " of ", size, " bytes", err ? ": " : "", err ? errno_text(err) : "");
+    fail(fn, ": cannot read '", path, "': got ", got, " of ", size, " bytes", err ? ": " : "",
+         err ? errno_text(err) : "");
   }
   return bytes;
 }

@@ -6,11 +6,12 @@
 // Eigen::half operation goes through a slow software conversion (66-130x slower products).
 // Enable them wherever the compiler targets F16C. This must be seen before Eigen/Core.
 #if defined(__F16C__) && !defined(EIGEN_HAS_FP16_C)
-#  if defined(EIGEN_WORLD_VERSION)
-#    pragma message("nnfuzz: Eigen was included before nnfuzz; Eigen::half will not use F16C with GCC. Include nnfuzz first or define EIGEN_HAS_FP16_C.")
-#  else
-#    define EIGEN_HAS_FP16_C
-#  endif
+# if defined(EIGEN_WORLD_VERSION)
+#  pragma message( \
+      "nnfuzz: Eigen was included before nnfuzz; Eigen::half will not use F16C with GCC. Include nnfuzz first or define EIGEN_HAS_FP16_C.")
+# else
+#  define EIGEN_HAS_FP16_C
+# endif
 #endif
 
 // -ffast-math lets the compiler assume that no value is NaN or infinite. nnfuzz's own checks test
@@ -18,7 +19,8 @@
 // -ffast-math may differ from the build you ship (reassociated sums, flushed denormals, folded
 // NaN checks in your code). Define NNFUZZ_NO_FAST_MATH_WARNING to silence this note.
 #if defined(__FAST_MATH__) && !defined(NNFUZZ_NO_FAST_MATH_WARNING)
-#  pragma message("nnfuzz: built with -ffast-math: nnfuzz's NaN/Inf checks stay exact (they test bits), but your model's own arithmetic and NaN handling may differ from a build without it; see docs/performance.md")
+# pragma message( \
+     "nnfuzz: built with -ffast-math: nnfuzz's NaN/Inf checks stay exact (they test bits), but your model's own arithmetic and NaN handling may differ from a build without it; see docs/performance.md")
 #endif
 
 #include <Eigen/Core>
@@ -30,18 +32,17 @@
 
 /// Internal invariant check. Define NNFUZZ_ASSERT before including nnfuzz to override it.
 #ifndef NNFUZZ_ASSERT
-#  include <cassert>
-#  define NNFUZZ_ASSERT(cond) assert(cond)
+# include <cassert>
+# define NNFUZZ_ASSERT(cond) assert(cond)
 #endif
 
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
 /// Throws `std::invalid_argument` (or aborts with the message under -fno-exceptions).
-#  define NNFUZZ_THROW(exception) throw exception
+# define NNFUZZ_THROW(exception) throw exception
 #else
-#  include <cstdio>
-#  include <cstdlib>
-#  define NNFUZZ_THROW(exception) \
-      (std::fprintf(stderr, "nnfuzz: %s\n", (exception).what()), std::abort())
+# include <cstdio>
+# include <cstdlib>
+# define NNFUZZ_THROW(exception) (std::fprintf(stderr, "nnfuzz: %s\n", (exception).what()), std::abort())
 #endif
 
 namespace nnfuzz {

@@ -6,9 +6,9 @@
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__)) && \
     !defined(NNFUZZ_NO_DISPATCH)
-#  define NNFUZZ_HALF_DISPATCH 1
-#  include <cpuid.h>
-#  include <immintrin.h>
+# define NNFUZZ_HALF_DISPATCH 1
+# include <cpuid.h>
+# include <immintrin.h>
 #endif
 
 namespace nnfuzz {
@@ -18,10 +18,11 @@ namespace detail {
 inline float round_to_half(float x) { return static_cast<float>(Eigen::half(x)); }
 
 #if defined(NNFUZZ_HALF_DISPATCH)
-__attribute__((target("avx512f"))) inline void half_dense_avx512(const float* x, Index rows, Index k_dim, const float* w,
-                                                                 Index n_dim, const float* bias, float* z) {
+__attribute__((target("avx512f"))) inline void half_dense_avx512(const float* x, Index rows, Index k_dim,
+                                                                 const float* w, Index n_dim, const float* bias,
+                                                                 float* z) {
   constexpr int kRows = 8;
-#  define rnd(v) _mm512_cvtph_ps(_mm512_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))
+# define rnd(v) _mm512_cvtph_ps(_mm512_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))
   for (Index j = 0; j < n_dim; j += 16) {
     const Index width = std::min<Index>(16, n_dim - j);
     const __mmask16 mask = static_cast<__mmask16>((1u << width) - 1u);
@@ -37,7 +38,8 @@ __attribute__((target("avx512f"))) inline void half_dense_avx512(const float* x,
           acc[i] = rnd(_mm512_add_ps(acc[i], p));
         }
       }
-      for (int i = 0; i < kRows; ++i) _mm512_mask_storeu_ps(z + (r + i) * n_dim + j, mask, rnd(_mm512_add_ps(acc[i], b)));
+      for (int i = 0; i < kRows; ++i)
+        _mm512_mask_storeu_ps(z + (r + i) * n_dim + j, mask, rnd(_mm512_add_ps(acc[i], b)));
     }
     for (; r < rows; ++r) {
       __m512 acc = _mm512_setzero_ps();
@@ -48,12 +50,13 @@ __attribute__((target("avx512f"))) inline void half_dense_avx512(const float* x,
       _mm512_mask_storeu_ps(z + r * n_dim + j, mask, rnd(_mm512_add_ps(acc, b)));
     }
   }
-#  undef rnd
+# undef rnd
 }
 
-__attribute__((target("avx2,f16c"))) inline void half_dense_f16c(const float* x, Index rows, Index k_dim, const float* w,
-                                                                Index n_dim, const float* bias, float* z) {
-#  define rnd(v) _mm256_cvtph_ps(_mm256_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))
+__attribute__((target("avx2,f16c"))) inline void half_dense_f16c(const float* x, Index rows, Index k_dim,
+                                                                 const float* w, Index n_dim, const float* bias,
+                                                                 float* z) {
+# define rnd(v) _mm256_cvtph_ps(_mm256_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))
   for (Index j = 0; j < n_dim; j += 8) {
     const Index width = std::min<Index>(8, n_dim - j);
     alignas(32) float wbuf[8] = {0}, out[8], bbuf[8] = {0};
@@ -75,7 +78,7 @@ __attribute__((target("avx2,f16c"))) inline void half_dense_f16c(const float* x,
       for (Index c = 0; c < width; ++c) z[r * n_dim + j + c] = out[c];
     }
   }
-#  undef rnd
+# undef rnd
 }
 #endif
 
@@ -99,8 +102,8 @@ inline void half_dense_scalar(const float* x, Index rows, Index k_dim, const flo
 /// Vectorised with AVX-512 (16 columns × 8 rows at a time) or F16C/AVX2 (8 columns); a scalar
 /// loop otherwise; chosen at run time from the CPU, not from the build flags. All paths give
 /// identical bits.
-inline void half_arithmetic_dense(const float* x, Index rows, Index k_dim, const float* w, Index n_dim, const float* bias,
-                                  float* z) {
+inline void half_arithmetic_dense(const float* x, Index rows, Index k_dim, const float* w, Index n_dim,
+                                  const float* bias, float* z) {
 #if defined(NNFUZZ_HALF_DISPATCH)
   static const int kernel = [] {
     if (__builtin_cpu_supports("avx512f")) return 2;

@@ -5,7 +5,7 @@
 #include <nanoflann.hpp>
 
 #if !defined(NANOFLANN_VERSION) || NANOFLANN_VERSION < 0x140
-#  error "nnfuzz needs nanoflann >= 1.4 (Debian 12's libnanoflann-dev 1.4.3 reports 0x142)"
+# error "nnfuzz needs nanoflann >= 1.4 (Debian 12's libnanoflann-dev 1.4.3 reports 0x142)"
 #endif
 
 namespace nnfuzz {

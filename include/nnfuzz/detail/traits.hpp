@@ -16,11 +16,11 @@ namespace detail {
 template <typename...>
 using void_t = void;
 
-#define NNFUZZ_DETECT(name, expr)                                   \
-  template <typename T, typename = void>                            \
-  struct name : std::false_type {};                                 \
-  template <typename T>                                             \
-  struct name<T, void_t<decltype(expr)>> : std::true_type {}
+#define NNFUZZ_DETECT(name, expr)       \
+ template <typename T, typename = void> \
+ struct name : std::false_type {};      \
+ template <typename T>                  \
+ struct name<T, void_t<decltype(expr)>> : std::true_type {}
 
 // Model
 NNFUZZ_DETECT(has_output_type, std::declval<typename T::Output&>());
@@ -34,49 +34,58 @@ struct has_evaluate<M, void_t<decltype(std::declval<M&>().evaluate(std::declval<
 template <typename M, typename = void>
 struct has_coverage_member : std::false_type {};
 template <typename M>
-struct has_coverage_member<M, void_t<decltype(Eigen::Ref<const RowMatrix>(std::declval<const typename M::Output&>().coverage))>>
+struct has_coverage_member<
+    M, void_t<decltype(Eigen::Ref<const RowMatrix>(std::declval<const typename M::Output&>().coverage))>>
     : std::true_type {};
 
 // Sampler
-NNFUZZ_DETECT(has_pick, static_cast<Index>(std::declval<T&>().pick(std::declval<const Corpus&>(), std::declval<Rng&>())));
+NNFUZZ_DETECT(has_pick,
+              static_cast<Index>(std::declval<T&>().pick(std::declval<const Corpus&>(), std::declval<Rng&>())));
 
 // Mutator
 NNFUZZ_DETECT(has_mutate, std::declval<T&>().mutate(std::declval<const Eigen::Ref<const RowVector>&>(),
                                                     std::declval<const Eigen::Ref<const RowVector>&>(),
                                                     std::declval<Eigen::Ref<RowMatrix>>(), std::declval<Rng&>()));
-NNFUZZ_DETECT(has_check_seeds, std::declval<const T&>().check_seeds(std::declval<const Eigen::Ref<const RowMatrix>&>()));
+NNFUZZ_DETECT(has_check_seeds,
+              std::declval<const T&>().check_seeds(std::declval<const Eigen::Ref<const RowMatrix>&>()));
 
 // Coverage
 NNFUZZ_DETECT(has_reset, std::declval<T&>().reset(Index{1}));
-NNFUZZ_DETECT(has_observe, std::declval<T&>().observe(std::declval<const Eigen::Ref<const RowMatrix>&>(), std::declval<Mask&>()));
+NNFUZZ_DETECT(has_observe,
+              std::declval<T&>().observe(std::declval<const Eigen::Ref<const RowMatrix>&>(), std::declval<Mask&>()));
 NNFUZZ_DETECT(has_size, static_cast<Index>(std::declval<const T&>().size()));
 
 // Objective, in its three accepted shapes.
 template <typename O, typename Out, typename = void>
 struct has_check_member : std::false_type {};
 template <typename O, typename Out>
-struct has_check_member<O, Out, void_t<decltype(std::declval<O&>().check(std::declval<const Eigen::Ref<const RowMatrix>&>(),
-                                                                          std::declval<const Out&>(), std::declval<Mask&>()))>>
+struct has_check_member<O, Out,
+                        void_t<decltype(std::declval<O&>().check(std::declval<const Eigen::Ref<const RowMatrix>&>(),
+                                                                 std::declval<const Out&>(), std::declval<Mask&>()))>>
     : std::true_type {};
 template <typename O, typename Out, typename = void>
 struct is_batch_callable : std::false_type {};
 template <typename O, typename Out>
-struct is_batch_callable<O, Out, void_t<decltype(std::declval<O&>()(std::declval<const Eigen::Ref<const RowMatrix>&>(),
-                                                                     std::declval<const Out&>(), std::declval<Mask&>()))>>
+struct is_batch_callable<O, Out,
+                         void_t<decltype(std::declval<O&>()(std::declval<const Eigen::Ref<const RowMatrix>&>(),
+                                                            std::declval<const Out&>(), std::declval<Mask&>()))>>
     : std::true_type {};
 template <typename O, typename Out, typename = void>
 struct is_row_callable : std::false_type {};
 template <typename O, typename Out>
-struct is_row_callable<O, Out, void_t<decltype(static_cast<bool>(std::declval<O&>()(std::declval<const Out&>(), Index{0})))>>
+struct is_row_callable<O, Out,
+                       void_t<decltype(static_cast<bool>(std::declval<O&>()(std::declval<const Out&>(), Index{0})))>>
     : std::true_type {};
 template <typename O, typename Out, typename = void>
 struct has_describe : std::false_type {};
 template <typename O, typename Out>
-struct has_describe<O, Out, void_t<decltype(std::string(std::declval<const O&>().describe(std::declval<const Out&>(), Index{0})))>>
+struct has_describe<
+    O, Out, void_t<decltype(std::string(std::declval<const O&>().describe(std::declval<const Out&>(), Index{0})))>>
     : std::true_type {};
 
 template <typename O, typename Out>
-constexpr bool is_objective_v = has_check_member<O, Out>::value || is_batch_callable<O, Out>::value || is_row_callable<O, Out>::value;
+constexpr bool is_objective_v =
+    has_check_member<O, Out>::value || is_batch_callable<O, Out>::value || is_row_callable<O, Out>::value;
 
 /// Runs any accepted shape of objective over a batch. The library sizes `hits` to the batch and
 /// clears it before the objective runs (so a `check` that only sets the rows it fires on is

@@ -40,7 +40,7 @@ namespace detail {
 
 constexpr char kCorpusMagic[8] = {'N', 'N', 'F', 'Z', 'C', 'O', 'R', 'P'};
 constexpr char kFindingMagic[8] = {'N', 'N', 'F', 'Z', 'F', 'I', 'N', 'D'};
-constexpr std::uint32_t kMaxCampaignDim = 1u << 24;           // input and coverage widths
+constexpr std::uint32_t kMaxCampaignDim = 1u << 24;                // input and coverage widths
 constexpr std::uint64_t kMaxCorpusBytes = std::uint64_t{1} << 36;  // corpus.bin: 64 GiB
 constexpr std::uint64_t kMaxFindingBytes = std::uint64_t{1} << 30;
 
@@ -48,8 +48,8 @@ constexpr std::uint64_t kMaxFindingBytes = std::uint64_t{1} << 30;
 inline void check_corpus_shape(const char* fn, const std::string& path, std::uint64_t in_dim, std::uint64_t cov_dim,
                                std::uint64_t count) {
   if (in_dim < 1 || in_dim > kMaxCampaignDim || cov_dim < 1 || cov_dim > kMaxCampaignDim)
-    fail(fn, ": corpus '", path, "' has input width ", in_dim, " and coverage width ", cov_dim, " (each must be in [1, ",
-         kMaxCampaignDim, "])");
+    fail(fn, ": corpus '", path, "' has input width ", in_dim, " and coverage width ", cov_dim,
+         " (each must be in [1, ", kMaxCampaignDim, "])");
   if (count == 0) fail(fn, ": corpus '", path, "' has no elements");
 }
 inline std::uint64_t corpus_file_bytes(std::uint64_t in_dim, std::uint64_t cov_dim, std::uint64_t count) {
@@ -66,9 +66,9 @@ inline void save_corpus(const std::string& dir, const Corpus& c) {
   const std::string path = (std::filesystem::path(dir) / "corpus.bin").string();
   detail::check_corpus_shape("save_corpus()", path, static_cast<std::uint64_t>(c.input_dim()),
                              static_cast<std::uint64_t>(c.coverage_dim()), static_cast<std::uint64_t>(c.size()));
-  const std::uint64_t bytes = detail::corpus_file_bytes(static_cast<std::uint64_t>(c.input_dim()),
-                                                        static_cast<std::uint64_t>(c.coverage_dim()),
-                                                        static_cast<std::uint64_t>(c.size()));
+  const std::uint64_t bytes =
+      detail::corpus_file_bytes(static_cast<std::uint64_t>(c.input_dim()), static_cast<std::uint64_t>(c.coverage_dim()),
+                                static_cast<std::uint64_t>(c.size()));
   if (bytes > detail::kMaxCorpusBytes)
     detail::fail("save_corpus(): corpus '", path, "' would take ", bytes, " bytes, more than the loader's limit of ",
                  detail::kMaxCorpusBytes);
@@ -123,8 +123,8 @@ inline Corpus load_corpus(const std::string& dir) {
   detail::check_corpus_shape("load_corpus()", path, in_dim, cov_dim, count);
   const std::uint64_t per = 40 + 4 * (static_cast<std::uint64_t>(in_dim) + cov_dim);
   if (count == 0 || count > (bytes.size() / per) + 1 || 28 + count * per + 4 != bytes.size())
-    detail::fail("load_corpus(): file '", path, "' claims ", count, " elements, its size (", bytes.size(), " bytes) fits ",
-                 (bytes.size() - 32) / per);
+    detail::fail("load_corpus(): file '", path, "' claims ", count, " elements, its size (", bytes.size(),
+                 " bytes) fits ", (bytes.size() - 32) / per);
   Corpus c(in_dim, cov_dim);
   c.reserve(static_cast<Index>(count));
   RowVector in(in_dim), cov(cov_dim);
@@ -132,12 +132,14 @@ inline Corpus load_corpus(const std::string& dir) {
     const auto parent = static_cast<std::int64_t>(r.u64()), root = static_cast<std::int64_t>(r.u64()),
                depth = static_cast<std::int64_t>(r.u64());
     const std::uint64_t execution = r.u64(), picked = r.u64();
-    if (parent >= static_cast<std::int64_t>(i) || parent < -1 || root < 0 || root >= static_cast<std::int64_t>(count) || depth < 0)
-      detail::fail("load_corpus(): file '", path, "' element ", i, " has inconsistent lineage (parent ", parent, ", root ", root,
-                   ", depth ", depth, ")");
+    if (parent >= static_cast<std::int64_t>(i) || parent < -1 || root < 0 || root >= static_cast<std::int64_t>(count) ||
+        depth < 0)
+      detail::fail("load_corpus(): file '", path, "' element ", i, " has inconsistent lineage (parent ", parent,
+                   ", root ", root, ", depth ", depth, ")");
     r.floats(in.data(), in_dim);
     r.floats(cov.data(), cov_dim);
-    if (!detail::all_finite(in)) detail::fail("load_corpus(): file '", path, "' element ", i, " has a non-finite input value");
+    if (!detail::all_finite(in))
+      detail::fail("load_corpus(): file '", path, "' element ", i, " has a non-finite input value");
     c.add(in.data(), cov.data(), parent, root, depth, execution);
     c.set_times_picked(static_cast<Index>(i), picked);
   }
@@ -162,8 +164,8 @@ inline std::string save_finding(const std::string& dir, const Finding& f, std::u
     detail::fail("save_finding(): finding input width ", f.input.cols(), " (must be in [1, ", detail::kMaxCampaignDim,
                  "]), directory '", fdir.string(), "'");
   if (48 + f.what.size() + 4 * static_cast<std::uint64_t>(f.input.cols()) > detail::kMaxFindingBytes)
-    detail::fail("save_finding(): finding too large for the loader (description of ", f.what.size(), " bytes), directory '",
-                 fdir.string(), "'");
+    detail::fail("save_finding(): finding too large for the loader (description of ", f.what.size(),
+                 " bytes), directory '", fdir.string(), "'");
   std::error_code ec;
   fs::create_directories(fdir, ec);
   if (ec) detail::fail("save_finding(): cannot create directory '", fdir.string(), "': ", ec.message());
@@ -178,7 +180,8 @@ inline std::string save_finding(const std::string& dir, const Finding& f, std::u
   detail::put_u32(out, static_cast<std::uint32_t>(f.what.size()));
   out.insert(out.end(), f.what.begin(), f.what.end());
   detail::put_floats(out, f.input.data(), f.input.cols());
-  const std::string stem = "finding-" + std::to_string(f.execution) + "-" + std::to_string(static_cast<long>(getpid())) + "-";
+  const std::string stem =
+      "finding-" + std::to_string(f.execution) + "-" + std::to_string(static_cast<long>(getpid())) + "-";
   for (int n = 0;; ++n) {
     const std::string p = (fdir / (stem + std::to_string(n) + ".bin")).string();
     detail::AtomicFile file("save_finding()", p);
@@ -247,10 +250,10 @@ inline std::vector<SavedFinding> load_findings(const std::string& dir) {
 /// One group of findings that share a signature: what fired (the objective's description: the
 /// first non-finite tensor, or both predicted labels) and the root seed.
 struct FindingGroup {
-  std::string what;            ///< Finding::what shared by the group
-  Index root = 0;              ///< root seed shared by the group
-  std::size_t count = 0;       ///< findings in the group
-  std::size_t first = 0;       ///< index (in the list given) of the earliest finding
+  std::string what;       ///< Finding::what shared by the group
+  Index root = 0;         ///< root seed shared by the group
+  std::size_t count = 0;  ///< findings in the group
+  std::size_t first = 0;  ///< index (in the list given) of the earliest finding
 };
 
 /// Groups findings by signature (what, root seed), in order of first appearance: a campaign that
@@ -259,7 +262,8 @@ inline std::vector<FindingGroup> group_findings(const std::vector<Finding>& find
   std::vector<FindingGroup> groups;
   for (std::size_t i = 0; i < findings.size(); ++i) {
     const Finding& f = findings[i];
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const FindingGroup& g) { return g.root == f.root && g.what == f.what; });
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const FindingGroup& g) { return g.root == f.root && g.what == f.what; });
     if (it == groups.end()) {
       groups.push_back({f.what, f.root, 1, i});
     } else {
@@ -286,8 +290,9 @@ inline std::shared_ptr<int> lock_campaign(const char* fn, const std::string& dir
     const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
     ::close(fd);
     if (err == EWOULDBLOCK)
-      fail(fn, ": campaign directory '", dir, "' is in use by process ", n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "?",
-           " (lock file '", path, "'); two writers in one directory would overwrite each other's corpus: "
+      fail(fn, ": campaign directory '", dir, "' is in use by process ",
+           n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "?", " (lock file '", path,
+           "'); two writers in one directory would overwrite each other's corpus: "
            "give each its own directory");
     fail(fn, ": cannot lock '", path, "': ", errno_text(err));
   }

@@ -31,9 +31,9 @@
 #include <vector>
 
 #if defined(_WIN32)
-#  include <process.h>
+# include <process.h>
 #else
-#  include <unistd.h>
+# include <unistd.h>
 #endif
 
 namespace nnfuzz {
@@ -68,13 +68,20 @@ inline std::string hex_byte(unsigned v) {
 /// Human name of an IDX type code, for error messages.
 inline const char* idx_type_name(unsigned code) {
   switch (code) {
-    case 0x08: return "unsigned byte";
-    case 0x09: return "signed byte";
-    case 0x0B: return "short";
-    case 0x0C: return "int";
-    case 0x0D: return "float";
-    case 0x0E: return "double";
-    default: return "not an IDX type";
+    case 0x08:
+      return "unsigned byte";
+    case 0x09:
+      return "signed byte";
+    case 0x0B:
+      return "short";
+    case 0x0C:
+      return "int";
+    case 0x0D:
+      return "float";
+    case 0x0E:
+      return "double";
+    default:
+      return "not an IDX type";
   }
 }
 
@@ -97,7 +104,6 @@ inline std::uint64_t idx_element_count(const std::vector<std::uint32_t>& dims) {
   return n;
 }
 
-
 /// An IDX file opened for reading, raw or gzip. Reads fail (throw) on I/O errors, on corrupted
 /// or truncated gzip streams and on bytes after the gzip stream that are not another gzip
 /// member; a short count means a clean end of the data.
@@ -111,8 +117,7 @@ class IdxSource {
     namespace fs = std::filesystem;
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
-    if (st.type() == fs::file_type::not_found)
-      fail("read_idx(): file '", path, "' does not exist");
+    if (st.type() == fs::file_type::not_found) fail("read_idx(): file '", path, "' does not exist");
     if (ec) fail("read_idx(): file '", path, "' cannot be accessed: ", ec.message());
     if (fs::is_directory(st)) fail("read_idx(): '", path, "' is a directory, not an IDX file");
     if (fs::is_regular_file(st)) {
@@ -267,27 +272,23 @@ class IdxSource {
 
 /// Big-endian 32-bit integer at p.
 inline std::uint32_t read_be32(const std::uint8_t* p) {
-  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
-         std::uint32_t{p[3]};
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | std::uint32_t{p[3]};
 }
 
 /// Throws unless `a` is a valid IdxArray; `fn` names the caller for the message.
 inline void check_idx_array(const IdxArray& a, const char* fn, const std::string& path) {
   if (a.dims.empty() || a.dims.size() > idx_max_dims)
-    fail(fn, ": cannot write '", path, "': an IDX array needs 1 to ", idx_max_dims,
-         " dimensions, got ", a.dims.size());
+    fail(fn, ": cannot write '", path, "': an IDX array needs 1 to ", idx_max_dims, " dimensions, got ", a.dims.size());
   for (std::size_t i = 0; i < a.dims.size(); ++i)
     if (a.dims[i] == 0)
       fail(fn, ": cannot write '", path, "': dimension ", i, " is 0 (dims ", dims_string(a.dims),
            "); read_idx() rejects empty arrays");
   const std::uint64_t n = idx_element_count(a.dims);
-  if (n == 0)
-    fail(fn, ": cannot write '", path, "': dims ", dims_string(a.dims), " exceed 2^31 bytes");
+  if (n == 0) fail(fn, ": cannot write '", path, "': dims ", dims_string(a.dims), " exceed 2^31 bytes");
   if (n != a.data.size())
-    fail(fn, ": cannot write '", path, "': dims ", dims_string(a.dims), " need ", n,
-         " bytes of data, got ", a.data.size());
+    fail(fn, ": cannot write '", path, "': dims ", dims_string(a.dims), " need ", n, " bytes of data, got ",
+         a.data.size());
 }
-
 
 }  // namespace detail
 
@@ -309,16 +310,16 @@ inline IdxArray read_idx(const std::string& path) {
     fail("read_idx(): ", kind, path, "' is too short: ", got_magic, " bytes", after,
          ", but an IDX file starts with a 4-byte magic number");
   if (magic[0] != 0 || magic[1] != 0)
-    fail("read_idx(): ", kind, path, "' has bad magic bytes ", hex_byte(magic[0]), " ",
-         hex_byte(magic[1]), " (an IDX file starts with 0x00 0x00): not an IDX file");
+    fail("read_idx(): ", kind, path, "' has bad magic bytes ", hex_byte(magic[0]), " ", hex_byte(magic[1]),
+         " (an IDX file starts with 0x00 0x00): not an IDX file");
   if (magic[2] != 0x08)
-    fail("read_idx(): ", kind, path, "' has type code ", hex_byte(magic[2]), " (",
-         detail::idx_type_name(magic[2]), "); only unsigned byte (0x08) is supported");
+    fail("read_idx(): ", kind, path, "' has type code ", hex_byte(magic[2]), " (", detail::idx_type_name(magic[2]),
+         "); only unsigned byte (0x08) is supported");
   const std::size_t ndims = magic[3];
   if (ndims == 0) fail("read_idx(): ", kind, path, "' declares 0 dimensions");
   if (ndims > detail::idx_max_dims)
-    fail("read_idx(): ", kind, path, "' declares ", ndims, " dimensions; at most ",
-         detail::idx_max_dims, " are supported");
+    fail("read_idx(): ", kind, path, "' declares ", ndims, " dimensions; at most ", detail::idx_max_dims,
+         " are supported");
 
   std::uint8_t header[4 * detail::idx_max_dims];
   const std::size_t header_bytes = 4 * ndims;
@@ -342,31 +343,28 @@ inline IdxArray read_idx(const std::string& path) {
     // size < offset only if the file changed while we read it; report that as truncated.
     const std::uint64_t available = size > offset ? size - offset : 0;
     if (available < expected)
-      fail("read_idx(): file '", path, "' is truncated: expected ", expected,
-           " bytes of data, got ", available);
+      fail("read_idx(): file '", path, "' is truncated: expected ", expected, " bytes of data, got ", available);
     if (available > expected)
-      fail("read_idx(): file '", path, "' has ", available - expected,
-           " trailing bytes after the ", expected, " bytes of data");
+      fail("read_idx(): file '", path, "' has ", available - expected, " trailing bytes after the ", expected,
+           " bytes of data");
     a.data.resize(static_cast<std::size_t>(expected));
     const std::size_t got = src.read(a.data.data(), a.data.size());
     if (got < expected)  // the file shrank under us
-      fail("read_idx(): file '", path, "' is truncated: expected ", expected,
-           " bytes of data, got ", got);
+      fail("read_idx(): file '", path, "' is truncated: expected ", expected, " bytes of data, got ", got);
   } else {
     // Unknown size (gzip or a pipe): grow the buffer only as data actually arrives, so a
     // tiny file claiming 2 GB costs at most one chunk before it is found out.
     std::size_t filled = 0;
     while (filled < expected) {
-      const std::size_t target = static_cast<std::size_t>(
-          std::min<std::uint64_t>(expected, std::max(2 * filled, detail::idx_chunk)));
+      const std::size_t target =
+          static_cast<std::size_t>(std::min<std::uint64_t>(expected, std::max(2 * filled, detail::idx_chunk)));
       a.data.resize(target);
       const std::size_t got = src.read(a.data.data() + filled, target - filled);
       filled += got;
       if (filled < target) break;  // end of data
     }
     if (filled < expected)
-      fail("read_idx(): ", kind, path, "' is truncated: expected ", expected,
-           " bytes of data, got ", filled, after);
+      fail("read_idx(): ", kind, path, "' is truncated: expected ", expected, " bytes of data, got ", filled, after);
   }
 
   // Reading on to the end also makes zlib verify the gzip CRC and length trailer, which it
@@ -379,8 +377,8 @@ inline IdxArray read_idx(const std::string& path) {
     if (trailing >= detail::idx_chunk) break;
   }
   if (trailing > 0)
-    fail("read_idx(): ", kind, path, "' has ", trailing >= detail::idx_chunk ? "at least " : "",
-         trailing, " trailing bytes", after, " after the ", expected, " bytes of data");
+    fail("read_idx(): ", kind, path, "' has ", trailing >= detail::idx_chunk ? "at least " : "", trailing,
+         " trailing bytes", after, " after the ", expected, " bytes of data");
   return a;
 }
 
@@ -394,8 +392,7 @@ inline void write_idx(const std::string& path, const IdxArray& a, bool gzip = fa
 
   std::vector<std::uint8_t> header{0, 0, 0x08, static_cast<std::uint8_t>(a.dims.size())};
   for (std::uint32_t d : a.dims)
-    for (int shift = 24; shift >= 0; shift -= 8)
-      header.push_back(static_cast<std::uint8_t>(d >> shift));  // big-endian
+    for (int shift = 24; shift >= 0; shift -= 8) header.push_back(static_cast<std::uint8_t>(d >> shift));  // big-endian
 
   const std::string tmp = detail::temp_name_for(path);
   detail::TempFileGuard guard(tmp);
@@ -415,8 +412,8 @@ inline void write_idx(const std::string& path, const IdxArray& a, bool gzip = fa
           const std::string what = gzerror(f, &code);
           const int err = errno;
           gzclose_w(f);
-          fail("write_idx(): cannot write '", tmp, "' (for '", path, "'): ",
-               code == Z_ERRNO ? detail::errno_text(err) : "zlib: " + what);
+          fail("write_idx(): cannot write '", tmp, "' (for '", path,
+               "'): ", code == Z_ERRNO ? detail::errno_text(err) : "zlib: " + what);
         }
         p += len;
         n -= len;
@@ -428,8 +425,8 @@ inline void write_idx(const std::string& path, const IdxArray& a, bool gzip = fa
     const int rc = gzclose_w(f);
     if (rc != Z_OK) {
       const int err = errno;
-      fail("write_idx(): cannot finish '", tmp, "' (for '", path, "'): ",
-           rc == Z_ERRNO ? detail::errno_text(err) : "zlib error " + std::to_string(rc));
+      fail("write_idx(): cannot finish '", tmp, "' (for '", path,
+           "'): ", rc == Z_ERRNO ? detail::errno_text(err) : "zlib error " + std::to_string(rc));
     }
   } else {
     std::FILE* f = std::fopen(tmp.c_str(), "wb");
@@ -438,15 +435,13 @@ inline void write_idx(const std::string& path, const IdxArray& a, bool gzip = fa
       fail("write_idx(): cannot create '", tmp, "' (for '", path, "'): ", detail::errno_text(err));
     }
     const bool wrote = std::fwrite(header.data(), 1, header.size(), f) == header.size() &&
-                       std::fwrite(a.data.data(), 1, a.data.size(), f) == a.data.size() &&
-                       std::fflush(f) == 0;
+                       std::fwrite(a.data.data(), 1, a.data.size(), f) == a.data.size() && std::fflush(f) == 0;
     const int err = errno;
     // Close even after a failed write, and check close: buffered data may only fail here.
     const bool closed = std::fclose(f) == 0;
     if (!wrote || !closed) {
       const int close_err = errno;
-      fail("write_idx(): cannot write '", tmp, "' (for '", path, "'): ",
-           detail::errno_text(wrote ? close_err : err));
+      fail("write_idx(): cannot write '", tmp, "' (for '", path, "'): ", detail::errno_text(wrote ? close_err : err));
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -492,31 +487,26 @@ inline std::vector<std::string> mnist_names(Split split, const std::string& what
 /// `what` describes where they came from, for error messages. Throws std::invalid_argument
 /// if images are not 3-d, labels are not 1-d, the counts differ, or a label is not in
 /// [0, classes) (naming the label, its index and `what`).
-inline Dataset make_dataset(const IdxArray& images, const IdxArray& labels,
-                            const std::string& what, int classes = 10) {
+inline Dataset make_dataset(const IdxArray& images, const IdxArray& labels, const std::string& what, int classes = 10) {
   if (classes < 1 || classes > 256) detail::fail("make_dataset(): option 'classes' must be in [1, 256], got ", classes);
   using detail::fail;
   if (images.dims.size() != 3)
-    fail("make_dataset(): ", what, ": images must be 3-d (count x rows x cols), got ",
-         images.dims.size(), "-d (", detail::dims_string(images.dims), ")");
+    fail("make_dataset(): ", what, ": images must be 3-d (count x rows x cols), got ", images.dims.size(), "-d (",
+         detail::dims_string(images.dims), ")");
   if (labels.dims.size() != 1)
     fail("make_dataset(): ", what, ": labels must be 1-d, got ", labels.dims.size(), "-d (",
          detail::dims_string(labels.dims), ")");
   if (images.dims[0] != labels.dims[0])
-    fail("make_dataset(): ", what, ": ", images.dims[0], " images but ", labels.dims[0],
-         " labels");
+    fail("make_dataset(): ", what, ": ", images.dims[0], " images but ", labels.dims[0], " labels");
   // Both arrays come from read_idx() or are otherwise trusted to match their dims; a
   // mismatch here is a caller bug, not bad input.
-  if (images.data.size() != detail::idx_element_count(images.dims) ||
-      labels.data.size() != labels.dims[0])
-    fail("make_dataset(): ", what, ": data sizes (", images.data.size(), " and ",
-         labels.data.size(), " bytes) do not match dims ", detail::dims_string(images.dims),
-         " and ", detail::dims_string(labels.dims));
+  if (images.data.size() != detail::idx_element_count(images.dims) || labels.data.size() != labels.dims[0])
+    fail("make_dataset(): ", what, ": data sizes (", images.data.size(), " and ", labels.data.size(),
+         " bytes) do not match dims ", detail::dims_string(images.dims), " and ", detail::dims_string(labels.dims));
   // Dataset stores rows/cols as int; dims up to 2^31 - 1 per side pass the 2^31 byte limit.
   constexpr std::uint32_t int_max = 0x7FFFFFFF;
   if (images.dims[1] > int_max || images.dims[2] > int_max)
-    fail("make_dataset(): ", what, ": image size ", images.dims[1], " x ", images.dims[2],
-         " is too large");
+    fail("make_dataset(): ", what, ": image size ", images.dims[1], " x ", images.dims[2], " is too large");
 
   // Labels are checked here, where the file is known, not later by whoever trains on them.
   for (std::size_t i = 0; i < labels.data.size(); ++i)
@@ -531,8 +521,7 @@ inline Dataset make_dataset(const IdxArray& images, const IdxArray& labels,
   d.rows = static_cast<int>(images.dims[1]);
   d.cols = static_cast<int>(images.dims[2]);
   d.images = Eigen::Map<const ByteMatrix>(images.data.data(), n, pixels).cast<float>() / 255.0f;
-  d.labels = Eigen::Map<const Eigen::Matrix<std::uint8_t, Eigen::Dynamic, 1>>(labels.data.data(), n)
-                 .cast<int>();
+  d.labels = Eigen::Map<const Eigen::Matrix<std::uint8_t, Eigen::Dynamic, 1>>(labels.data.data(), n).cast<int>();
   return d;
 }
 
@@ -547,8 +536,7 @@ inline Dataset load_mnist_dir(const std::string& dir, Split split) {
   using detail::fail;
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    fail("load_mnist_dir(): '", dir, "' is not a directory",
-         fs::exists(dir, ec) ? "" : " (it does not exist)");
+    fail("load_mnist_dir(): '", dir, "' is not a directory", fs::exists(dir, ec) ? "" : " (it does not exist)");
   auto find = [&](const std::string& what) {
     const std::vector<std::string> names = detail::mnist_names(split, what);
     for (const std::string& name : names) {
@@ -557,15 +545,14 @@ inline Dataset load_mnist_dir(const std::string& dir, Split split) {
     }
     std::string tried;
     for (const std::string& name : names) tried += (tried.empty() ? "" : ", ") + name;
-    fail("load_mnist_dir(): directory '", dir, "' has no ", detail::split_stem(split), " ", what,
-         " file; tried ", tried);
+    fail("load_mnist_dir(): directory '", dir, "' has no ", detail::split_stem(split), " ", what, " file; tried ",
+         tried);
   };
   const std::string images_path = find("images");
   const std::string labels_path = find("labels");
   return make_dataset(read_idx(images_path), read_idx(labels_path),
-                      detail::message("load_mnist_dir('", dir, "', ", detail::split_stem(split),
-                                      "): images '", images_path, "', labels '", labels_path,
-                                      "'"));
+                      detail::message("load_mnist_dir('", dir, "', ", detail::split_stem(split), "): images '",
+                                      images_path, "', labels '", labels_path, "'"));
 }
 
 /// Writes `d` into `dir` (created if missing) under the standard names
@@ -573,13 +560,12 @@ inline Dataset load_mnist_dir(const std::string& dir, Split split) {
 /// appended if `gzip`), each atomically via write_idx(). Pixels become round(v * 255)
 /// clamped to 0..255. Throws std::invalid_argument if a pixel is NaN, a label is outside
 /// 0..255, the shapes disagree, or on any write error.
-inline void save_mnist_dir(const std::string& dir, Split split, const Dataset& d,
-                           bool gzip = false) {
+inline void save_mnist_dir(const std::string& dir, Split split, const Dataset& d, bool gzip = false) {
   namespace fs = std::filesystem;
   using detail::fail;
   if (d.rows <= 0 || d.cols <= 0 || d.images.cols() != Index{d.rows} * d.cols)
-    fail("save_mnist_dir(): images have ", d.images.cols(), " columns, which is not rows x cols = ",
-         d.rows, " x ", d.cols);
+    fail("save_mnist_dir(): images have ", d.images.cols(), " columns, which is not rows x cols = ", d.rows, " x ",
+         d.cols);
   if (d.images.rows() != d.labels.size())
     fail("save_mnist_dir(): ", d.images.rows(), " images but ", d.labels.size(), " labels");
   if (d.images.rows() == 0 || d.images.rows() > 0xFFFFFFFF)
@@ -592,8 +578,7 @@ inline void save_mnist_dir(const std::string& dir, Split split, const Dataset& d
   const float* px = d.images.data();  // row-major: the IDX order
   const std::size_t per_image = static_cast<std::size_t>(d.images.cols());
   for (std::size_t i = 0; i < images.data.size(); ++i) {
-    if (detail::is_nan(px[i]))
-      fail("save_mnist_dir(): pixel ", i % per_image, " of image ", i / per_image, " is NaN");
+    if (detail::is_nan(px[i])) fail("save_mnist_dir(): pixel ", i % per_image, " of image ", i / per_image, " is NaN");
     const float v = std::round(px[i] * 255.0f);
     images.data[i] = static_cast<std::uint8_t>(std::clamp(v, 0.0f, 255.0f));
   }
@@ -610,10 +595,8 @@ inline void save_mnist_dir(const std::string& dir, Split split, const Dataset& d
   fs::create_directories(dir, ec);
   if (ec) fail("save_mnist_dir(): cannot create directory '", dir, "': ", ec.message());
   const std::string suffix = gzip ? ".gz" : "";
-  write_idx((fs::path(dir) / (detail::mnist_names(split, "images")[0] + suffix)).string(), images,
-            gzip);
-  write_idx((fs::path(dir) / (detail::mnist_names(split, "labels")[0] + suffix)).string(), labels,
-            gzip);
+  write_idx((fs::path(dir) / (detail::mnist_names(split, "images")[0] + suffix)).string(), images, gzip);
+  write_idx((fs::path(dir) / (detail::mnist_names(split, "labels")[0] + suffix)).string(), labels, gzip);
 }
 
 }  // namespace nnfuzz

@@ -46,7 +46,8 @@ inline void save_mlp(const std::string& path, const Mlp<float>& net) {
   for (Index s : sizes) detail::put_u32(out, static_cast<std::uint32_t>(s));
   auto put_floats = [&](const float* p, Index n, std::size_t layer) {
     for (Index i = 0; i < n; ++i) {
-      if (!detail::is_finite(p[i])) detail::fail("save_mlp(): layer ", layer, " has a non-finite parameter ", p[i], " (file '", path, "')");
+      if (!detail::is_finite(p[i]))
+        detail::fail("save_mlp(): layer ", layer, " has a non-finite parameter ", p[i], " (file '", path, "')");
       std::uint32_t u;
       std::memcpy(&u, p + i, 4);
       detail::put_u32(out, u);
@@ -75,16 +76,20 @@ inline Mlp<float> load_mlp(const std::string& path) {
   if (version != detail::kWeightsVersion)
     detail::fail("load_mlp(): file '", path, "' has format version ", version, ", this nnfuzz reads version 1");
   const std::uint32_t scalar = detail::get_u32(&bytes[12]);
-  if (scalar != 1) detail::fail("load_mlp(): file '", path, "' has scalar type code ", scalar, " (only 1 = float32 is supported)");
+  if (scalar != 1)
+    detail::fail("load_mlp(): file '", path, "' has scalar type code ", scalar, " (only 1 = float32 is supported)");
   const std::uint32_t layers = detail::get_u32(&bytes[16]);
-  if (layers < 1 || layers > 64) detail::fail("load_mlp(): file '", path, "' claims ", layers, " layers (must be 1..64)");
+  if (layers < 1 || layers > 64)
+    detail::fail("load_mlp(): file '", path, "' claims ", layers, " layers (must be 1..64)");
   const std::size_t header = 20 + 4 * (static_cast<std::size_t>(layers) + 1);
-  if (size < header + 4) detail::fail("load_mlp(): file '", path, "' is truncated: ", size, " bytes, its header needs ", header + 4);
+  if (size < header + 4)
+    detail::fail("load_mlp(): file '", path, "' is truncated: ", size, " bytes, its header needs ", header + 4);
   std::vector<Index> sizes;
   std::uint64_t params = 0;
   for (std::uint32_t i = 0; i <= layers; ++i) {
     const std::uint32_t s = detail::get_u32(&bytes[20 + 4 * i]);
-    if (s < 1 || s > (1u << 24)) detail::fail("load_mlp(): file '", path, "' has absurd layer size ", s, " at position ", i);
+    if (s < 1 || s > (1u << 24))
+      detail::fail("load_mlp(): file '", path, "' has absurd layer size ", s, " at position ", i);
     sizes.push_back(s);
     if (i > 0) {
       params += static_cast<std::uint64_t>(sizes[i - 1]) * s + s;
@@ -102,7 +107,8 @@ inline Mlp<float> load_mlp(const std::string& path) {
     for (Index i = 0; i < n; ++i, pos += 4) {
       const std::uint32_t u = detail::get_u32(&bytes[pos]);
       std::memcpy(p + i, &u, 4);
-      if (!detail::is_finite(p[i])) detail::fail("load_mlp(): file '", path, "' has a non-finite parameter in layer ", layer);
+      if (!detail::is_finite(p[i]))
+        detail::fail("load_mlp(): file '", path, "' has a non-finite parameter in layer ", layer);
     }
   };
   for (std::size_t l = 0; l < net.layers().size(); ++l) {

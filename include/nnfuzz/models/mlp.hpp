@@ -28,9 +28,9 @@ struct DenseLayer {
 template <typename Scalar>
 struct MlpTrace {
   using Matrix = Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  Matrix input;             ///< the input, converted to Scalar
-  std::vector<Matrix> pre;  ///< pre[l]: layer l's sums (pre-activation); the last is the logits
-  std::vector<Matrix> post; ///< post[l]: ReLU(pre[l]) for hidden layers (none for the last)
+  Matrix input;                    ///< the input, converted to Scalar
+  std::vector<Matrix> pre;         ///< pre[l]: layer l's sums (pre-activation); the last is the logits
+  std::vector<Matrix> post;        ///< post[l]: ReLU(pre[l]) for hidden layers (none for the last)
   std::vector<RowMatrix> scratch;  ///< working buffers of the float16 kernel (unused for float)
   /// The logits (the last layer's pre-activation).
   const Matrix& logits() const { return pre.back(); }

@@ -34,10 +34,10 @@ class NanTarget {
  public:
   /// The reusable output of evaluate().
   struct Output {
-    MlpTrace<float> trace;  ///< every layer
-    RowMatrix softmax;      ///< exp(l) / Σ exp(l), unstabilised
+    MlpTrace<float> trace;    ///< every layer
+    RowMatrix softmax;        ///< exp(l) / Σ exp(l), unstabilised
     RowMatrix cross_entropy;  ///< B × 1: −Σ y·log(p) with y = one-hot of the prediction
-    RowMatrix coverage;     ///< per CoverageSignal
+    RowMatrix coverage;       ///< per CoverageSignal
     /// Visits every tensor in the order computed.
     template <class F>
     void for_each_tensor(F&& f) const {

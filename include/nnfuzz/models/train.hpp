@@ -27,31 +27,30 @@ enum class Optimizer {
 
 /// Options of train(). Same options and seed => the same weights, bit for bit.
 struct TrainOptions {
-  Optimizer optimizer = Optimizer::sgd;  ///< the update rule
-  float learning_rate = 0.01f;           ///< step size (SGD: 0.01 in TensorFuzz; Adam: 1e-3 is usual)
-  Index batch_size = 100;                ///< examples per step
-  Index steps = 1000;                    ///< optimisation steps (epochs are reshuffled, seeded)
+  Optimizer optimizer = Optimizer::sgd;                 ///< the update rule
+  float learning_rate = 0.01f;                          ///< step size (SGD: 0.01 in TensorFuzz; Adam: 1e-3 is usual)
+  Index batch_size = 100;                               ///< examples per step
+  Index steps = 1000;                                   ///< optimisation steps (epochs are reshuffled, seeded)
   float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;  ///< Adam's constants
-  float weight_decay = 0;                ///< L2 penalty coefficient (0: none)
-  std::uint64_t seed = 0;                ///< shuffling seed
-  std::ostream* progress = nullptr;      ///< progress bar target (nullptr: silent)
-  std::string label = "train";           ///< name shown on the progress bar
+  float weight_decay = 0;                               ///< L2 penalty coefficient (0: none)
+  std::uint64_t seed = 0;                               ///< shuffling seed
+  std::ostream* progress = nullptr;                     ///< progress bar target (nullptr: silent)
+  std::string label = "train";                          ///< name shown on the progress bar
 };
 
 /// What train() measured.
 struct TrainReport {
-  Index steps = 0;              ///< steps done
-  double seconds = 0;           ///< wall time
-  float final_loss = 0;         ///< mean (stable) cross entropy over the last 100 steps
+  Index steps = 0;                 ///< steps done
+  double seconds = 0;              ///< wall time
+  float final_loss = 0;            ///< mean (stable) cross entropy over the last 100 steps
   float final_batch_accuracy = 0;  ///< accuracy over the last 100 steps' batches
 };
 
 /// Fraction of rows of `x` whose argmax logit equals `labels`.
 template <typename Scalar>
-double accuracy(const Mlp<Scalar>& net, const Eigen::Ref<const RowMatrix>& x, const Eigen::Ref<const Eigen::VectorXi>& labels,
-                Index batch = 1000) {
-  if (x.rows() != labels.size())
-    detail::fail("accuracy(): ", x.rows(), " inputs but ", labels.size(), " labels");
+double accuracy(const Mlp<Scalar>& net, const Eigen::Ref<const RowMatrix>& x,
+                const Eigen::Ref<const Eigen::VectorXi>& labels, Index batch = 1000) {
+  if (x.rows() != labels.size()) detail::fail("accuracy(): ", x.rows(), " inputs but ", labels.size(), " labels");
   if (x.rows() == 0) return 0;
   typename Mlp<Scalar>::Trace t;
   Index correct = 0;
@@ -73,7 +72,10 @@ namespace detail {
 class ProgressBar {
  public:
   ProgressBar(std::ostream* os, std::string label, Index total)
-      : os_(os), label_(std::move(label)), total_(total), tty_(os != nullptr && isatty(STDERR_FILENO) && isatty(STDOUT_FILENO)),
+      : os_(os),
+        label_(std::move(label)),
+        total_(total),
+        tty_(os != nullptr && isatty(STDERR_FILENO) && isatty(STDOUT_FILENO)),
         start_(std::chrono::steady_clock::now()) {}
   void update(Index done, float loss, float acc) {
     if (!os_) return;
@@ -130,7 +132,8 @@ inline float cross_entropy_gradients(const Mlp<float>& net, const Eigen::Ref<con
   float loss = 0;
   for (Index r = 0; r < b; ++r) {
     const int y = labels(r);
-    if (y < 0 || y >= d.cols()) detail::fail("cross_entropy_gradients(): label ", y, " of row ", r, " is outside [0, ", d.cols(), ")");
+    if (y < 0 || y >= d.cols())
+      detail::fail("cross_entropy_gradients(): label ", y, " of row ", r, " is outside [0, ", d.cols(), ")");
     Index best = 0;
     const float m = d.row(r).maxCoeff(&best);
     if (correct) *correct += best == y;
@@ -155,17 +158,19 @@ inline float cross_entropy_gradients(const Mlp<float>& net, const Eigen::Ref<con
 
 /// Trains `net` on (x, labels) with mini-batches drawn from seeded, reshuffled epochs.
 /// Throws std::invalid_argument for mismatched shapes, labels outside the logits, or bad options.
-inline TrainReport train(Mlp<float>& net, const Eigen::Ref<const RowMatrix>& x, const Eigen::Ref<const Eigen::VectorXi>& labels,
-                         const TrainOptions& o) {
+inline TrainReport train(Mlp<float>& net, const Eigen::Ref<const RowMatrix>& x,
+                         const Eigen::Ref<const Eigen::VectorXi>& labels, const TrainOptions& o) {
   if (x.rows() != labels.size()) detail::fail("train(): ", x.rows(), " inputs but ", labels.size(), " labels");
-  if (x.cols() != net.input_dim()) detail::fail("train(): inputs have ", x.cols(), " columns, the network takes ", net.input_dim());
+  if (x.cols() != net.input_dim())
+    detail::fail("train(): inputs have ", x.cols(), " columns, the network takes ", net.input_dim());
   if (o.batch_size < 1 || o.batch_size > x.rows())
     detail::fail("train(): option 'batch_size' must be in [1, ", x.rows(), "], got ", o.batch_size);
   if (o.steps < 0) detail::fail("train(): option 'steps' must be >= 0, got ", o.steps);
   if (!(o.learning_rate > 0) || !detail::is_finite(o.learning_rate))
     detail::fail("train(): option 'learning_rate' must be positive, got ", o.learning_rate);
   if (labels.size() > 0 && (labels.minCoeff() < 0 || labels.maxCoeff() >= net.output_dim()))
-    detail::fail("train(): labels must be in [0, ", net.output_dim(), "), got ", labels.minCoeff(), "..", labels.maxCoeff());
+    detail::fail("train(): labels must be in [0, ", net.output_dim(), "), got ", labels.minCoeff(), "..",
+                 labels.maxCoeff());
 
   const auto start = std::chrono::steady_clock::now();
   Rng rng(o.seed);
@@ -226,8 +231,10 @@ inline TrainReport train(Mlp<float>& net, const Eigen::Ref<const RowMatrix>& x, 
       }
     }
     const Index window = std::min<Index>(step + 1, 100);
-    rep.final_loss = std::accumulate(recent_loss.begin(), recent_loss.begin() + window, 0.0f) / static_cast<float>(window);
-    rep.final_batch_accuracy = std::accumulate(recent_acc.begin(), recent_acc.begin() + window, 0.0f) / static_cast<float>(window);
+    rep.final_loss =
+        std::accumulate(recent_loss.begin(), recent_loss.begin() + window, 0.0f) / static_cast<float>(window);
+    rep.final_batch_accuracy =
+        std::accumulate(recent_acc.begin(), recent_acc.begin() + window, 0.0f) / static_cast<float>(window);
     bar.update(step + 1, rep.final_loss, rep.final_batch_accuracy);
   }
   rep.steps = o.steps;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz consumer test: the program every consumer project (find_package, add_subdirectory,
 // Meson subproject) builds against the nnfuzz *core* (Eigen, nanoflann, threads: no zlib). It is
 // written the way a user writes it: the model is the user's own inference code (a plain float*
@@ -14,7 +15,7 @@
 #include <string>
 
 #if NNFUZZ_VERSION < 0x000100
-#  error "nnfuzz consumer test: expected nnfuzz >= 0.1.0"
+# error "nnfuzz consumer test: expected nnfuzz >= 0.1.0"
 #endif
 
 namespace {
@@ -58,7 +59,8 @@ int main() {
   nnfuzz::Fuzzer<BandModel> fuzzer(BandModel{});  // default policies
   fuzzer.set_options(options);
 
-  const std::string dir = (std::filesystem::temp_directory_path() / ("nnfuzz_consumer_" + std::to_string(::getpid()))).string();
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("nnfuzz_consumer_" + std::to_string(::getpid()))).string();
   nnfuzz::FuzzResult result;
   {
     nnfuzz::CampaignSaver saver(dir, options.seed);

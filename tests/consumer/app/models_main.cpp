@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nnfuzz consumer test of nnfuzz::models (Mlp, TensorFuzz's targets, weights files; needs zlib):
 // a small float network saved and loaded back, its NaN target fuzzed for a few batches.
 #include <nnfuzz/nnfuzz.hpp>
@@ -10,7 +11,8 @@
 int main() {
   nnfuzz::Mlp<float> net({8, 6, 3});
   net.init_uniform(0.5f, 7);
-  const std::string path = (std::filesystem::temp_directory_path() / ("nnfuzz_models_" + std::to_string(::getpid()) + ".bin")).string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("nnfuzz_models_" + std::to_string(::getpid()) + ".bin")).string();
   nnfuzz::save_mlp(path, net);
   const nnfuzz::Mlp<float> back = nnfuzz::load_mlp(path);
   std::filesystem::remove(path);
@@ -19,7 +21,7 @@ int main() {
   o.batch_size = 100;
   auto fuzzer = nnfuzz::make_fuzzer(nnfuzz::NanTarget(back), o);
   const auto r = fuzzer.run(nnfuzz::RowMatrix::Constant(2, 8, 0.5f));
-  std::printf("nnfuzz models consumer: %llu executions, corpus %lld\n", static_cast<unsigned long long>(r.stats.executions),
-              static_cast<long long>(r.stats.corpus_size));
+  std::printf("nnfuzz models consumer: %llu executions, corpus %lld\n",
+              static_cast<unsigned long long>(r.stats.executions), static_cast<long long>(r.stats.corpus_size));
   return r.stats.executions == 2000 ? 0 : 1;
 }
