@@ -33,11 +33,11 @@ TEST_CASE("Text: fortunes are split on lines holding only %", "[text]") {
                                      "%\n"
                                      "Two lines,\n\tthe second indented.\n"
                                      "%\n"
-                                     "%\n"                      // an empty fortune: skipped
+                                     "%\n"  // an empty fortune: skipped
                                      "100% sure: %s is no separator\n"
                                      "%not a separator either\n"
-                                     "%\r\n"                    // a CRLF separator
-                                     "   \n"                    // whitespace only: skipped
+                                     "%\r\n"  // a CRLF separator
+                                     "   \n"  // whitespace only: skipped
                                      "%\n"
                                      "Last, with no final newline");
   const auto f = read_fortune_file(path);
@@ -53,14 +53,16 @@ TEST_CASE("Text: fortunes are split on lines holding only %", "[text]") {
 TEST_CASE("Text: bad fortune files are errors naming the file", "[text]") {
   TempDir tmp;
   const std::string latin1 = tmp.write("latin1", "ok\n%\nline two\ncaf\xE9\n%\n");
-  REQUIRE_THROWS_WITH(read_fortune_file(latin1), Catch::Contains("read_fortune_file()") && Catch::Contains("'" + latin1 + "'") &&
+  REQUIRE_THROWS_WITH(read_fortune_file(latin1), Catch::Contains("read_fortune_file()") &&
+                                                     Catch::Contains("'" + latin1 + "'") &&
                                                      Catch::Contains("not valid UTF-8") && Catch::Contains("0xE9") &&
                                                      Catch::Contains("offset 17") && Catch::Contains("line 4"));
   const std::string empty = tmp.write("empty", "");
-  REQUIRE_THROWS_WITH(read_fortune_file(empty), Catch::Contains("read_fortune_file()") && Catch::Contains("'" + empty + "'") &&
-                                                    Catch::Contains("is empty"));
+  REQUIRE_THROWS_WITH(read_fortune_file(empty), Catch::Contains("read_fortune_file()") &&
+                                                    Catch::Contains("'" + empty + "'") && Catch::Contains("is empty"));
   const std::string seps = tmp.write("separators", "%\n%\n  \n%\n");
-  REQUIRE_THROWS_WITH(read_fortune_file(seps), Catch::Contains("'" + seps + "'") && Catch::Contains("holds no fortune"));
+  REQUIRE_THROWS_WITH(read_fortune_file(seps),
+                      Catch::Contains("'" + seps + "'") && Catch::Contains("holds no fortune"));
   REQUIRE_THROWS_WITH(read_fortune_file(tmp.file("missing")),
                       Catch::Contains("read_fortune_file()") && Catch::Contains("does not exist"));
   REQUIRE_THROWS_WITH(read_fortune_file(tmp.dir.string()), Catch::Contains("not a regular file"));
@@ -92,11 +94,12 @@ TEST_CASE("Text: a fortune directory skips indexes, .u8 twins, hidden files and 
   CHECK(fs::path(files[0]).filename() == "alpha.u8");
   CHECK(fs::path(files[1]).filename() == "beta");
   CHECK(read_fortunes(tmp.dir.string()) == std::vector<std::string>{"a1", "b1", "b2"});
-  REQUIRE_THROWS_WITH(fortune_files(tmp.file("nope")), Catch::Contains("fortune_files()") && Catch::Contains("does not exist"));
+  REQUIRE_THROWS_WITH(fortune_files(tmp.file("nope")),
+                      Catch::Contains("fortune_files()") && Catch::Contains("does not exist"));
   REQUIRE_THROWS_WITH(fortune_files(tmp.file("beta")), Catch::Contains("is not a directory"));
   tmp.write("zeta", "");
-  REQUIRE_THROWS_WITH(read_fortunes(tmp.dir.string()), Catch::Contains("read_fortune_file()") && Catch::Contains("zeta") &&
-                                                           Catch::Contains("is empty"));
+  REQUIRE_THROWS_WITH(read_fortunes(tmp.dir.string()),
+                      Catch::Contains("read_fortune_file()") && Catch::Contains("zeta") && Catch::Contains("is empty"));
   fs::create_directories(tmp.dir / "nothing");
   REQUIRE_THROWS_WITH(fortune_files(tmp.file("nothing")), Catch::Contains("holds no fortune file"));
 }
@@ -105,11 +108,15 @@ TEST_CASE("Text: printable ASCII normalisation", "[text]") {
   CHECK(to_printable_ascii("plain text\nline 2") == "plain text\nline 2");
   CHECK(to_printable_ascii("\ttab\r\n") == " tab\n");
   CHECK(to_printable_ascii("whiter *___\b\b\band* fresher") == "whiter *and* fresher");
-  CHECK(to_printable_ascii("\b\nx\by") == "\ny");                                   // never erases a newline
-  CHECK(to_printable_ascii("don\xE2\x80\x99t \xE2\x80\x9Cquote\xE2\x80\x9D \xE2\x80\x94 \xE2\x80\xA6") == "don't \"quote\" - ...");
-  CHECK(to_printable_ascii("caf\xC3\xA9 \xC3\x9C" "ber Linuxkongre\xC3\x9F \xC2\xA3" "5 \xC3\x97") == "cafe Uber Linuxkongres 5 ");
+  CHECK(to_printable_ascii("\b\nx\by") == "\ny");  // never erases a newline
+  CHECK(to_printable_ascii("don\xE2\x80\x99t \xE2\x80\x9Cquote\xE2\x80\x9D \xE2\x80\x94 \xE2\x80\xA6") ==
+        "don't \"quote\" - ...");
+  CHECK(to_printable_ascii("caf\xC3\xA9 \xC3\x9C"
+                           "ber Linuxkongre\xC3\x9F \xC2\xA3"
+                           "5 \xC3\x97") == "cafe Uber Linuxkongres 5 ");
   CHECK(to_printable_ascii("bell\x07 del\x7F \xF0\x9F\x98\x80 bad\xFF!") == "bell del  bad!");
-  CHECK(to_printable_ascii(std::vector<std::string>{"a\tb", "\xC2\xA3\x07", " \t\n"}) == std::vector<std::string>{"a b"});
+  CHECK(to_printable_ascii(std::vector<std::string>{"a\tb", "\xC2\xA3\x07", " \t\n"}) ==
+        std::vector<std::string>{"a b"});
 }
 
 TEST_CASE("Text: the held-out split is seeded, stable and by content", "[text]") {
@@ -129,7 +136,8 @@ TEST_CASE("Text: the held-out split is seeded, stable and by content", "[text]")
   const TextSplit d = split_held_out(texts, 0.05, 8);
   CHECK(d.held_out != a.held_out);
   CHECK(split_held_out(texts, 0.0).held_out.empty());
-  REQUIRE_THROWS_WITH(split_held_out(texts, 1.0), Catch::Contains("split_held_out()") && Catch::Contains("'held_out_fraction'") &&
+  REQUIRE_THROWS_WITH(split_held_out(texts, 1.0), Catch::Contains("split_held_out()") &&
+                                                      Catch::Contains("'held_out_fraction'") &&
                                                       Catch::Contains("got 1"));
   REQUIRE_THROWS_WITH(split_held_out(texts, -0.1), Catch::Contains("-0.1"));
 }
@@ -150,11 +158,12 @@ TEST_CASE("Text: Alphabet ids, encode and decode", "[text]") {
   CHECK(a.encode_texts({"he", "", "w"}) == std::vector<int>{0, 4, 3, 0, 0, 8, 0});
   CHECK(Alphabet("wrold\nhe").symbols() == a.symbols());
   CHECK(Alphabet().size() == 1);
-  REQUIRE_THROWS_WITH(a.encode("hello\nthere"), Catch::Contains("Alphabet::encode()") && Catch::Contains("'t'") &&
-                                                   Catch::Contains("position 6"));
+  REQUIRE_THROWS_WITH(a.encode("hello\nthere"),
+                      Catch::Contains("Alphabet::encode()") && Catch::Contains("'t'") && Catch::Contains("position 6"));
   REQUIRE_THROWS_WITH(a.encode("he\x01"), Catch::Contains("0x01") && Catch::Contains("position 2"));
-  REQUIRE_THROWS_WITH(a.encode_texts({"hello", "hewx"}), Catch::Contains("Alphabet::encode_texts()") && Catch::Contains("text 1") &&
-                                                             Catch::Contains("'x'") && Catch::Contains("position 3"));
+  REQUIRE_THROWS_WITH(a.encode_texts({"hello", "hewx"}), Catch::Contains("Alphabet::encode_texts()") &&
+                                                             Catch::Contains("text 1") && Catch::Contains("'x'") &&
+                                                             Catch::Contains("position 3"));
   REQUIRE_THROWS_WITH(a.decode({1, 9}), Catch::Contains("Alphabet::decode()") && Catch::Contains("id 9 at position 1"));
   REQUIRE_THROWS_WITH(a.decode({-1}), Catch::Contains("id -1 at position 0"));
   REQUIRE_THROWS_WITH(a.id('z'), Catch::Contains("Alphabet::id()") && Catch::Contains("'z'"));

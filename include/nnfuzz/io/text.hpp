@@ -151,7 +151,8 @@ inline std::vector<std::string> parse_fortunes(std::string_view text, const std:
 /// when it is missing, not a regular file, unreadable, empty, larger than 64 MiB, not valid
 /// UTF-8, or holds no fortune.
 inline std::vector<std::string> read_fortune_file(const std::string& path) {
-  const std::vector<std::uint8_t> bytes = detail::read_whole_file("read_fortune_file()", path, 0, detail::kMaxTextFileBytes);
+  const std::vector<std::uint8_t> bytes =
+      detail::read_whole_file("read_fortune_file()", path, 0, detail::kMaxTextFileBytes);
   return detail::parse_fortunes("read_fortune_file()",
                                 std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path);
 }
@@ -167,11 +168,13 @@ inline std::vector<std::string> fortune_files(const std::string& dir = default_f
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     if (!fs::exists(dir, ec))
-      detail::fail("fortune_files(): directory '", dir, "' does not exist (Debian: apt-get install fortunes fortunes-min)");
+      detail::fail("fortune_files(): directory '", dir,
+                   "' does not exist (Debian: apt-get install fortunes fortunes-min)");
     detail::fail("fortune_files(): '", dir, "' is not a directory");
   }
   std::vector<std::string> names;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) names.push_back(it->path().filename().string());
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    names.push_back(it->path().filename().string());
   if (ec) detail::fail("fortune_files(): cannot list directory '", dir, "': ", ec.message());
   std::sort(names.begin(), names.end());
   const std::set<std::string> all(names.begin(), names.end());
@@ -213,8 +216,7 @@ inline std::vector<std::string> read_fortunes(const std::string& dir = default_f
 /// is dropped, as is any byte that is not valid UTF-8.
 inline std::string to_printable_ascii(std::string_view utf8) {
   // U+00C0..U+00FF without accents ('\0': drop; × and ÷ have none).
-  static constexpr char kLatin1[] =
-      "AAAAAAACEEEEIIIIDNOOOOO\0OUUUUYTsaaaaaaaceeeeiiiidnooooo\0ouuuuyty";
+  static constexpr char kLatin1[] = "AAAAAAACEEEEIIIIDNOOOOO\0OUUUUYTsaaaaaaaceeeeiiiidnooooo\0ouuuuyty";
   std::string out;
   out.reserve(utf8.size());
   for (std::size_t i = 0; i < utf8.size();) {
@@ -269,7 +271,8 @@ struct TextSplit {
 /// `held_out_fraction`. The split of a text depends only on its content and the seed, not on the
 /// order or number of the other texts, and identical texts (fortunes repeated across files) land
 /// on the same side. Throws std::invalid_argument for a fraction outside [0, 1).
-inline TextSplit split_held_out(const std::vector<std::string>& texts, double held_out_fraction = 0.05, std::uint64_t seed = 0) {
+inline TextSplit split_held_out(const std::vector<std::string>& texts, double held_out_fraction = 0.05,
+                                std::uint64_t seed = 0) {
   if (!(held_out_fraction >= 0 && held_out_fraction < 1))
     detail::fail("split_held_out(): option 'held_out_fraction' must be in [0, 1), got ", held_out_fraction);
   TextSplit s;
@@ -301,9 +304,11 @@ class Alphabet {
               [](char a, char b) { return static_cast<unsigned char>(a) < static_cast<unsigned char>(b); });
     for (std::size_t i = 1; i < sorted.size(); ++i)
       if (sorted[i] == sorted[i - 1])
-        detail::fail("Alphabet(): byte ", detail::describe_byte(static_cast<unsigned char>(sorted[i])), " appears twice");
+        detail::fail("Alphabet(): byte ", detail::describe_byte(static_cast<unsigned char>(sorted[i])),
+                     " appears twice");
     symbols_ = sorted;
-    for (std::size_t i = 0; i < symbols_.size(); ++i) id_[static_cast<unsigned char>(symbols_[i])] = static_cast<int>(i) + 1;
+    for (std::size_t i = 0; i < symbols_.size(); ++i)
+      id_[static_cast<unsigned char>(symbols_[i])] = static_cast<int>(i) + 1;
   }
   /// The alphabet of every byte that occurs in `texts`.
   static Alphabet of_texts(const std::vector<std::string>& texts) {
@@ -325,13 +330,16 @@ class Alphabet {
   /// The id of byte `c`. Throws std::invalid_argument when `c` is not in the alphabet.
   int id(char c) const {
     const int i = id_[static_cast<unsigned char>(c)];
-    if (i < 0) detail::fail("Alphabet::id(): character ", detail::describe_byte(static_cast<unsigned char>(c)), " is not in the alphabet");
+    if (i < 0)
+      detail::fail("Alphabet::id(): character ", detail::describe_byte(static_cast<unsigned char>(c)),
+                   " is not in the alphabet");
     return i;
   }
   /// The byte of id `i` (1..size()-1). Throws std::invalid_argument for the boundary or an id
   /// outside the alphabet.
   char symbol(int i) const {
-    if (i < 1 || i >= size()) detail::fail("Alphabet::symbol(): id ", i, " is not a byte id (must be in [1, ", size(), "))");
+    if (i < 1 || i >= size())
+      detail::fail("Alphabet::symbol(): id ", i, " is not a byte id (must be in [1, ", size(), "))");
     return symbols_[static_cast<std::size_t>(i - 1)];
   }
 
@@ -367,7 +375,8 @@ class Alphabet {
       try {
         encode(texts[k], ids.data() + at);
       } catch (const std::invalid_argument& e) {
-        detail::fail("Alphabet::encode_texts(): text ", k, ": ", std::string(e.what()).substr(std::string("Alphabet::encode(): ").size()));
+        detail::fail("Alphabet::encode_texts(): text ", k, ": ",
+                     std::string(e.what()).substr(std::string("Alphabet::encode(): ").size()));
       }
     }
     ids.push_back(kBoundary);

@@ -1,0 +1,594 @@
+// SPDX-License-Identifier: MIT
+// nnfuzz: a character-level GRU language model (TensorFuzz's third target), batch-first and
+// batch-invariant, with reproducible sampling and checksummed weights files.
+//
+// The network: token id -> embedding (vocab x E) -> one GRU layer (hidden H, PyTorch's gate
+// equations) -> linear -> logits over the vocabulary. Rows are sequences (batch-first).
+//
+// Batch invariance. Every product on the forward path (embedding table, recurrent product,
+// output layer) goes through detail::row_invariant_affine(), whose sums run over the inner
+// dimension in one fixed order per output, with the same instructions for every row; the gate
+// nonlinearities go through Eigen's packet functions for every element (no scalar tail that could
+// differ from the vectorised body). So a row's logits, hidden states and sampled text are the same
+// bits whatever batch it is in and whatever its position there (Eigen's blocked GEMM does not
+// promise this: its GEMV path for one row and its coefficient path for small products sum in
+// other orders). Results reproduce bit for bit per build (instruction set, FMA or not).
+//
+// Weights file format (integers little-endian u32, floats IEEE-754 binary32 little-endian):
+//   "NNFZRNN1"            8 bytes of magic
+//   version               1
+//   cell                  1 = GRU
+//   vocab, embed, hidden  vocab in [2, 65536], embed and hidden in [1, 65536]
+//   symbols               number of symbol bytes: 0 (none stored) or vocab - 1
+//   symbol bytes          the alphabet (io/text.hpp: byte of id i + 1), zero-padded to 4 bytes
+//   parameters            embedding, w_input, b_input, w_hidden, b_hidden, w_output, b_output
+//                         (row-major, shapes as CharRnnParams)
+//   crc32                 CRC-32 (zlib's) of every byte before it
+#pragma once
+
+#include "../detail/binary_file.hpp"
+#include "../detail/config.hpp"
+#include "../rng.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace nnfuzz {
+
+/// Row-major matrix of token ids: one sequence per row (batch-first).
+using TokenMatrix = Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+namespace detail {
+
+using FloatPacket = Eigen::internal::packet_traits<float>::type;
+/// Floats per packet of this build (16 with AVX-512, 8 with AVX, 4 with SSE, 1 without SIMD).
+constexpr Index kFloatLanes = Eigen::internal::packet_traits<float>::size;
+
+// R rows x C packets of out = bias + a · w, the inner index k running from 0 up, one FMA (or
+// multiply-add) per term: the same sequence of operations for an output whatever R is.
+template <int R, int C>
+inline void affine_tile(const float* a, Index lda, Index depth, const float* w, Index ldw, const float* bias,
+                        float* out, Index ldo) {
+  using namespace Eigen::internal;
+  FloatPacket acc[R][C];
+  for (int c = 0; c < C; ++c) {
+    const FloatPacket b = bias ? ploadu<FloatPacket>(bias + c * kFloatLanes) : pset1<FloatPacket>(0.0f);
+    for (int r = 0; r < R; ++r) acc[r][c] = b;
+  }
+  for (Index k = 0; k < depth; ++k) {
+    FloatPacket wk[C];
+    for (int c = 0; c < C; ++c) wk[c] = ploadu<FloatPacket>(w + k * ldw + c * kFloatLanes);
+    for (int r = 0; r < R; ++r) {
+      const FloatPacket ak = pset1<FloatPacket>(a[r * lda + k]);
+      for (int c = 0; c < C; ++c) acc[r][c] = pmadd(ak, wk[c], acc[r][c]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) pstoreu(out + r * ldo + c * kFloatLanes, acc[r][c]);
+}
+
+template <int C>
+inline void affine_rows(const float* a, Index rows, Index lda, Index depth, const float* w, Index ldw,
+                        const float* bias, float* out, Index ldo) {
+  Index r = 0;
+  for (; r + 8 <= rows; r += 8) affine_tile<8, C>(a + r * lda, lda, depth, w, ldw, bias, out + r * ldo, ldo);
+  for (; r + 4 <= rows; r += 4) affine_tile<4, C>(a + r * lda, lda, depth, w, ldw, bias, out + r * ldo, ldo);
+  for (; r < rows; ++r) affine_tile<1, C>(a + r * lda, lda, depth, w, ldw, bias, out + r * ldo, ldo);
+}
+
+/// out[r][c] = bias[c] + Σ_k a[r][k] · w[k][c] for r < rows, c < cols (`a`: rows x depth with
+/// row stride lda; `w`: depth x cols, row-major, contiguous; `out`: row stride ldo; `bias` may
+/// be null). Each output is summed over k in increasing order with the same instructions for
+/// every row, so row r's result depends on row r of `a` only: not on `rows`, nor on the other
+/// rows, nor on where the row sits in a tile. Register-blocked (8 rows x 3 packets); about as
+/// fast as Eigen's GEMM for the RNN's shapes.
+inline void row_invariant_affine(const float* a, Index rows, Index depth, Index lda, const float* w, Index cols,
+                                 const float* bias, float* out, Index ldo) {
+  constexpr Index block = 3 * kFloatLanes;
+  Index c = 0;
+  for (; c + block <= cols; c += block)
+    affine_rows<3>(a, rows, lda, depth, w + c, cols, bias ? bias + c : nullptr, out + c, ldo);
+  for (; c + kFloatLanes <= cols; c += kFloatLanes)
+    affine_rows<1>(a, rows, lda, depth, w + c, cols, bias ? bias + c : nullptr, out + c, ldo);
+  // Columns past the last full packet: scalar, one row at a time (the same for every row).
+  for (; c < cols; ++c)
+    for (Index r = 0; r < rows; ++r) {
+      float acc = bias ? bias[c] : 0.0f;
+      for (Index k = 0; k < depth; ++k) acc = Eigen::internal::pmadd(a[r * lda + k], w[k * cols + c], acc);
+      out[r * ldo + c] = acc;
+    }
+}
+
+inline FloatPacket load_part(const float* p, Index n) {
+  if (n == kFloatLanes) return Eigen::internal::ploadu<FloatPacket>(p);
+  float buf[kFloatLanes] = {};
+  std::copy(p, p + n, buf);
+  return Eigen::internal::ploadu<FloatPacket>(buf);
+}
+inline void store_part(float* p, const FloatPacket& v, Index n) {
+  if (n == kFloatLanes) return Eigen::internal::pstoreu(p, v);
+  float buf[kFloatLanes];
+  Eigen::internal::pstoreu(buf, v);
+  std::copy(buf, buf + n, p);
+}
+
+/// One GRU step for one row (PyTorch's equations): with gx = x·W_i + b_i and gh = h·W_h + b_h
+/// (each 3H: r, z, n parts), r = σ(gx_r + gh_r), z = σ(gx_z + gh_z), n = tanh(gx_n + r ⊙ gh_n),
+/// h' = (1 - z) ⊙ n + z ⊙ h. Every element goes through the same packet code (a partial last
+/// packet is padded), so the result of an element depends on its inputs only. `h_out` may be
+/// `h`. `gates` (r, z, n: 3H) may be null.
+inline void gru_step_row(const float* gx, const float* gh, const float* h, Index H, float* gates, float* h_out) {
+  using namespace Eigen::internal;
+  const scalar_logistic_op<float> sigmoid;
+  for (Index j = 0; j < H; j += kFloatLanes) {
+    const Index n = std::min(kFloatLanes, H - j);
+    const FloatPacket r = sigmoid.packetOp(padd(load_part(gx + j, n), load_part(gh + j, n)));
+    const FloatPacket z = sigmoid.packetOp(padd(load_part(gx + H + j, n), load_part(gh + H + j, n)));
+    const FloatPacket c = ptanh(pmadd(r, load_part(gh + 2 * H + j, n), load_part(gx + 2 * H + j, n)));
+    const FloatPacket hp = load_part(h + j, n);
+    const FloatPacket hn = pmadd(z, psub(hp, c), c);
+    if (gates) {
+      store_part(gates + j, r, n);
+      store_part(gates + H + j, z, n);
+      store_part(gates + 2 * H + j, c, n);
+    }
+    store_part(h_out + j, hn, n);
+  }
+}
+
+constexpr char kCharRnnMagic[8] = {'N', 'N', 'F', 'Z', 'R', 'N', 'N', '1'};
+constexpr std::uint32_t kCharRnnVersion = 1;
+constexpr std::uint32_t kCharRnnCellGru = 1;
+constexpr std::uint64_t kCharRnnMaxParams = std::uint64_t{1} << 28;
+
+}  // namespace detail
+
+/// The sizes of a CharRnn.
+struct CharRnnShape {
+  Index vocab = 0;   ///< number of token ids (an Alphabet's size(): its bytes and the boundary)
+  Index embed = 0;   ///< embedding width E
+  Index hidden = 0;  ///< GRU state width H
+  /// Same sizes.
+  bool operator==(const CharRnnShape& o) const { return vocab == o.vocab && embed == o.embed && hidden == o.hidden; }
+  /// Different sizes.
+  bool operator!=(const CharRnnShape& o) const { return !(*this == o); }
+};
+
+/// The parameters of a CharRnn; also the shape of its gradients and of Adam's moments. Gate
+/// columns are ordered r (reset), z (update), n (candidate), H each.
+struct CharRnnParams {
+  RowMatrix embedding;  ///< vocab x E: row v is token v's embedding
+  RowMatrix w_input;    ///< E x 3H: input-to-gates weights
+  RowVector b_input;    ///< 1 x 3H: input-to-gates bias
+  RowMatrix w_hidden;   ///< H x 3H: state-to-gates weights
+  RowVector b_hidden;   ///< 1 x 3H: state-to-gates bias (b_hn sits inside r ⊙ (h·W_hn + b_hn))
+  RowMatrix w_output;   ///< H x vocab: state-to-logits weights
+  RowVector b_output;   ///< 1 x vocab: logits bias
+
+  /// All-zero parameters of a shape.
+  static CharRnnParams zeros(const CharRnnShape& s) {
+    CharRnnParams p;
+    p.embedding = RowMatrix::Zero(s.vocab, s.embed);
+    p.w_input = RowMatrix::Zero(s.embed, 3 * s.hidden);
+    p.b_input = RowVector::Zero(3 * s.hidden);
+    p.w_hidden = RowMatrix::Zero(s.hidden, 3 * s.hidden);
+    p.b_hidden = RowVector::Zero(3 * s.hidden);
+    p.w_output = RowMatrix::Zero(s.hidden, s.vocab);
+    p.b_output = RowVector::Zero(s.vocab);
+    return p;
+  }
+  /// The shape these parameters have (read from the embedding and the recurrent weights).
+  CharRnnShape shape() const { return {embedding.rows(), embedding.cols(), w_hidden.rows()}; }
+  /// Calls f(a.x, b.x, ...) for each parameter x, in file order (embedding, w_input, b_input,
+  /// w_hidden, b_hidden, w_output, b_output): walks parameters, gradients and moments together.
+  template <typename F, typename... P>
+  static void zip(F&& f, P&... p) {
+    f(p.embedding...);
+    f(p.w_input...);
+    f(p.b_input...);
+    f(p.w_hidden...);
+    f(p.b_hidden...);
+    f(p.w_output...);
+    f(p.b_output...);
+  }
+  /// Number of floats.
+  Index size() const {
+    Index n = 0;
+    zip([&](const auto& m) { n += m.size(); }, *this);
+    return n;
+  }
+};
+
+/// Every tensor of CharRnn::forward(), rows = sequences, batch-first. Row `b·steps + t` of the
+/// per-step matrices belongs to sequence b, step t. Reused across calls: a forward pass at an
+/// unchanged batch and length allocates nothing.
+struct CharRnnTrace {
+  Index batch = 0;          ///< B: sequences
+  Index steps = 0;          ///< T: the longest length (the token matrix's columns)
+  Eigen::VectorXi lengths;  ///< each sequence's length
+  RowMatrix initial;        ///< B x H: the state before the first token
+  RowMatrix hidden;         ///< (B·T) x H: the state after token t of sequence b (zero at t >= length)
+  RowMatrix logits;         ///< (B·T) x vocab: logits of the token after token t (zero at t >= length)
+  RowMatrix final_state;    ///< B x H: the state after each sequence's last token (`initial` for length 0)
+  RowMatrix gates;          ///< (B·T) x 3H: r, z, n of each step (for backpropagation)
+  RowMatrix recurrent;      ///< (B·T) x 3H: h_{t-1}·W_h + b_h of each step (for backpropagation)
+  RowMatrix table;          ///< vocab x 3H: embedding·W_i + b_i, the input part of the gates per token
+
+  /// The state after token t of sequence b (H floats).
+  auto hidden_at(Index b, Index t) const { return hidden.row(b * steps + t); }
+  /// The logits of the token that follows token t of sequence b (vocab floats).
+  auto logits_at(Index b, Index t) const { return logits.row(b * steps + t); }
+  /// The states of sequence b as one row of T·H floats (t-major): a coverage vector.
+  auto hidden_of(Index b) const {
+    return Eigen::Map<const RowVector>(hidden.data() + b * steps * hidden.cols(), steps * hidden.cols());
+  }
+};
+
+/// What CharRnn::generate() produced, and its working buffers. Reused across calls.
+struct CharRnnGeneration {
+  TokenMatrix tokens;  ///< B x n_chars: the drawn ids
+  RowMatrix hidden;  ///< B x (n_chars·H): block j of row b = the state char j was drawn from (j = 0: after the prompt)
+  RowMatrix state;   ///< B x H: working state
+  RowMatrix recurrent;  ///< B x 3H: working gate products
+  RowMatrix logits;     ///< B x vocab: logits of the last step
+  RowMatrix table;      ///< vocab x 3H: embedding·W_i + b_i
+  Eigen::VectorXi fed;  ///< B: the ids fed at the last step
+
+  /// The state char j of row b was drawn from (H floats).
+  auto hidden_at(Index b, Index j) const {
+    const Index h = tokens.cols() > 0 ? hidden.cols() / tokens.cols() : 0;
+    return hidden.row(b).segment(j * h, h);
+  }
+};
+
+/// A character-level language model: embedding, one GRU layer, linear logits, in float.
+///
+/// Batch-first and batch-invariant: forward() and generate() give a row the same bits whatever
+/// the other rows and the batch size (see the header comment). generate() takes its randomness
+/// as an input (one uniform per drawn char), so a generated text is a pure function of (prompt,
+/// noise, temperature) and replays bit for bit.
+class CharRnn {
+ public:
+  CharRnn() = default;
+  /// A network of the given shape with all parameters zero (see init()). Throws
+  /// std::invalid_argument for vocab outside [2, 65536], embed or hidden outside [1, 65536], or
+  /// more than 2^28 parameters.
+  explicit CharRnn(const CharRnnShape& shape) {
+    check_shape("CharRnn()", shape);
+    p_ = CharRnnParams::zeros(shape);
+  }
+
+  /// The sizes.
+  CharRnnShape shape() const { return p_.shape(); }
+  /// Number of token ids.
+  Index vocab_size() const { return p_.embedding.rows(); }
+  /// Embedding width E.
+  Index embed_size() const { return p_.embedding.cols(); }
+  /// GRU state width H.
+  Index hidden_size() const { return p_.w_hidden.rows(); }
+  /// Number of trainable parameters.
+  Index parameter_count() const { return p_.size(); }
+  /// The parameters (read-only).
+  const CharRnnParams& params() const { return p_; }
+  /// The parameters, for training and loading. Shapes must stay those of shape().
+  CharRnnParams& params() { return p_; }
+
+  /// Seeded initialisation: embedding N(0, 1); every weight U(-1/√H, 1/√H) (PyTorch's GRU
+  /// default; the output layer too); biases zero. Same seed => same bits.
+  void init(std::uint64_t seed) {
+    Rng rng(seed);
+    const float k = 1.0f / std::sqrt(static_cast<float>(std::max<Index>(hidden_size(), 1)));
+    rng.fill_normal(p_.embedding.data(), p_.embedding.size());
+    rng.fill_uniform(p_.w_input.data(), p_.w_input.size(), -k, k);
+    rng.fill_uniform(p_.w_hidden.data(), p_.w_hidden.size(), -k, k);
+    rng.fill_uniform(p_.w_output.data(), p_.w_output.size(), -k, k);
+    p_.b_input.setZero();
+    p_.b_hidden.setZero();
+    p_.b_output.setZero();
+  }
+
+  /// Runs B sequences of different lengths from the zero state: `tokens` is B x T_max (row b
+  /// holds sequence b in its first lengths(b) columns; the rest is ignored), and fills `trace`
+  /// with every state, the logits of each next token and the gates. Throws
+  /// std::invalid_argument for a length outside [0, T_max] or an id outside [0, vocab) within a
+  /// length, naming the row and column.
+  void forward(const Eigen::Ref<const TokenMatrix>& tokens, const Eigen::Ref<const Eigen::VectorXi>& lengths,
+               CharRnnTrace& trace) const {
+    forward_impl("CharRnn::forward()", tokens, lengths, nullptr, trace);
+  }
+  /// forward() from given initial states (B x H), e.g. the final_state of the previous chunk of
+  /// the same texts (truncated backpropagation through time).
+  void forward(const Eigen::Ref<const TokenMatrix>& tokens, const Eigen::Ref<const Eigen::VectorXi>& lengths,
+               const Eigen::Ref<const RowMatrix>& initial_state, CharRnnTrace& trace) const {
+    if (initial_state.rows() != tokens.rows() || initial_state.cols() != hidden_size())
+      detail::fail("CharRnn::forward(): initial state is ", initial_state.rows(), " x ", initial_state.cols(),
+                   ", expected ", tokens.rows(), " x ", hidden_size());
+    forward_impl("CharRnn::forward()", tokens, lengths, &initial_state, trace);
+  }
+
+  /// Continues B prompts by n_chars drawn chars each. Row b's prompt is prompts(b, 0..lengths(b))
+  /// (lengths(b) >= 1; a text's start is the boundary id 0). Char j of row b is drawn from
+  /// softmax(logits / temperature) by inverse CDF at noise(b, j), a uniform in [0, 1): the
+  /// smallest id whose cumulative probability (summed in id order) exceeds noise(b, j); with
+  /// temperature 0 the first largest logit (greedy; then `noise` may also be empty, 0 columns).
+  /// Each drawn char is fed back. Fills out.tokens (B x n_chars) and out.hidden (the state each
+  /// char was drawn from). Row b's result depends only on row b's prompt, length and noise: the
+  /// same bits at any batch size. Throws std::invalid_argument naming the offending value.
+  void generate(const Eigen::Ref<const TokenMatrix>& prompts, const Eigen::Ref<const Eigen::VectorXi>& lengths,
+                Index n_chars, float temperature, const Eigen::Ref<const RowMatrix>& noise,
+                CharRnnGeneration& out) const {
+    const char* fn = "CharRnn::generate()";
+    const Index B = prompts.rows(), H = hidden_size(), V = vocab_size();
+    check_inputs(fn, prompts, lengths, 1);
+    if (n_chars < 0) detail::fail(fn, ": option 'n_chars' must be >= 0, got ", n_chars);
+    if (!(temperature >= 0) || !detail::is_finite(temperature))
+      detail::fail(fn, ": option 'temperature' must be finite and >= 0, got ", temperature);
+    const bool greedy = temperature == 0;
+    if (!(greedy && noise.size() == 0) && (noise.rows() != B || noise.cols() != n_chars))
+      detail::fail(fn, ": noise is ", noise.rows(), " x ", noise.cols(), ", expected ", B, " x ", n_chars,
+                   " (one uniform in [0, 1) per drawn char)");
+    if (!greedy)
+      for (Index b = 0; b < B; ++b)
+        for (Index j = 0; j < n_chars; ++j)
+          if (!(noise(b, j) >= 0.0f && noise(b, j) < 1.0f))
+            detail::fail(fn, ": noise(", b, ", ", j, ") is ", noise(b, j), ", must be in [0, 1)");
+    out.tokens.resize(B, n_chars);
+    out.hidden.resize(B, n_chars * H);
+    out.state.setZero(B, H);
+    out.recurrent.resize(B, 3 * H);
+    out.logits.resize(B, V);
+    out.fed.resize(B);
+    if (B == 0 || n_chars == 0) return;
+    make_table(out.table);
+    const Index longest = lengths.maxCoeff();
+    const Index total = longest + n_chars - 1;
+    for (Index s = 0; s < total; ++s) {
+      bool draw = false;
+      for (Index b = 0; b < B; ++b) {
+        const Index L = lengths(b);
+        out.fed(b) = s < L ? prompts(b, s) : (s - L < n_chars ? out.tokens(b, s - L) : 0);
+        draw |= s + 1 >= L && s + 1 - L < n_chars;
+      }
+      step(out.state, out.fed, out.recurrent, out.table);
+      if (!draw) continue;
+      detail::row_invariant_affine(out.state.data(), B, H, H, p_.w_output.data(), V, p_.b_output.data(),
+                                   out.logits.data(), V);
+      for (Index b = 0; b < B; ++b) {
+        const Index j = s + 1 - lengths(b);
+        if (j < 0 || j >= n_chars) continue;
+        out.hidden.row(b).segment(j * H, H) = out.state.row(b);
+        out.tokens(b, j) =
+            greedy ? argmax(out.logits.row(b).data()) : draw_id(out.logits.row(b).data(), temperature, noise(b, j));
+      }
+    }
+  }
+
+ private:
+  static void check_shape(const char* fn, const CharRnnShape& s) {
+    if (s.vocab < 2 || s.vocab > 65536) detail::fail(fn, ": option 'vocab' must be in [2, 65536], got ", s.vocab);
+    if (s.embed < 1 || s.embed > 65536) detail::fail(fn, ": option 'embed' must be in [1, 65536], got ", s.embed);
+    if (s.hidden < 1 || s.hidden > 65536) detail::fail(fn, ": option 'hidden' must be in [1, 65536], got ", s.hidden);
+    const std::uint64_t n =
+        static_cast<std::uint64_t>(s.vocab) * static_cast<std::uint64_t>(s.embed + 1 + s.hidden) +
+        static_cast<std::uint64_t>(s.embed + s.hidden + 2) * static_cast<std::uint64_t>(3 * s.hidden);
+    if (n > detail::kCharRnnMaxParams) detail::fail(fn, ": shape has ", n, " parameters, more than 2^28");
+  }
+
+  void check_inputs(const char* fn, const Eigen::Ref<const TokenMatrix>& tokens,
+                    const Eigen::Ref<const Eigen::VectorXi>& lengths, int min_length) const {
+    if (vocab_size() == 0) detail::fail(fn, ": the network has no parameters (default-constructed)");
+    if (lengths.size() != tokens.rows())
+      detail::fail(fn, ": ", tokens.rows(), " sequences (token rows) but ", lengths.size(), " lengths");
+    for (Index b = 0; b < tokens.rows(); ++b) {
+      if (lengths(b) < min_length || lengths(b) > tokens.cols())
+        detail::fail(fn, ": length ", lengths(b), " of row ", b, " is outside [", min_length, ", ", tokens.cols(), "]");
+      for (Index t = 0; t < lengths(b); ++t)
+        if (tokens(b, t) < 0 || tokens(b, t) >= vocab_size())
+          detail::fail(fn, ": token ", tokens(b, t), " at row ", b, ", column ", t, " is outside [0, ", vocab_size(),
+                       ")");
+    }
+  }
+
+  void make_table(RowMatrix& table) const {
+    const Index V = vocab_size(), E = embed_size(), G = 3 * hidden_size();
+    table.resize(V, G);
+    detail::row_invariant_affine(p_.embedding.data(), V, E, E, p_.w_input.data(), G, p_.b_input.data(), table.data(),
+                                 G);
+  }
+
+  // One step of every row from `state` (in place), feeding ids `fed`.
+  void step(RowMatrix& state, const Eigen::VectorXi& fed, RowMatrix& recurrent, const RowMatrix& table) const {
+    const Index B = state.rows(), H = hidden_size(), G = 3 * H;
+    detail::row_invariant_affine(state.data(), B, H, H, p_.w_hidden.data(), G, p_.b_hidden.data(), recurrent.data(), G);
+    for (Index b = 0; b < B; ++b)
+      detail::gru_step_row(table.row(fed(b)).data(), recurrent.row(b).data(), state.row(b).data(), H, nullptr,
+                           state.row(b).data());
+  }
+
+  void forward_impl(const char* fn, const Eigen::Ref<const TokenMatrix>& tokens,
+                    const Eigen::Ref<const Eigen::VectorXi>& lengths, const Eigen::Ref<const RowMatrix>* initial_state,
+                    CharRnnTrace& tr) const {
+    check_inputs(fn, tokens, lengths, 0);
+    const Index B = tokens.rows(), T = tokens.cols(), H = hidden_size(), G = 3 * H, V = vocab_size();
+    tr.batch = B;
+    tr.steps = T;
+    tr.lengths = lengths;
+    if (initial_state)
+      tr.initial = *initial_state;
+    else
+      tr.initial.setZero(B, H);
+    tr.hidden.resize(B * T, H);
+    tr.gates.resize(B * T, G);
+    tr.recurrent.resize(B * T, G);
+    tr.logits.resize(B * T, V);
+    tr.final_state.resize(B, H);
+    make_table(tr.table);
+    for (Index t = 0; t < T; ++t) {
+      // Rows of step t - 1 (or the initial states) and of step t, strided through the B x T layout.
+      const float* prev = t == 0 ? tr.initial.data() : tr.hidden.data() + (t - 1) * H;
+      const Index ld_prev = t == 0 ? H : T * H;
+      float* rec = tr.recurrent.data() + t * G;
+      detail::row_invariant_affine(prev, B, H, ld_prev, p_.w_hidden.data(), G, p_.b_hidden.data(), rec, T * G);
+      for (Index b = 0; b < B; ++b) {
+        const Index i = b * T + t;
+        if (t < lengths(b)) {
+          detail::gru_step_row(tr.table.row(tokens(b, t)).data(), tr.recurrent.row(i).data(), prev + b * ld_prev, H,
+                               tr.gates.row(i).data(), tr.hidden.row(i).data());
+        } else {
+          tr.hidden.row(i).setZero();
+          tr.gates.row(i).setZero();
+          tr.recurrent.row(i).setZero();
+        }
+      }
+    }
+    if (B * T > 0)
+      detail::row_invariant_affine(tr.hidden.data(), B * T, H, H, p_.w_output.data(), V, p_.b_output.data(),
+                                   tr.logits.data(), V);
+    for (Index b = 0; b < B; ++b) {
+      for (Index t = lengths(b); t < T; ++t) tr.logits.row(b * T + t).setZero();
+      tr.final_state.row(b) =
+          lengths(b) > 0 ? RowVector(tr.hidden.row(b * T + lengths(b) - 1)) : RowVector(tr.initial.row(b));
+    }
+  }
+
+  int argmax(const float* logits) const {
+    int best = 0;
+    for (Index v = 1; v < vocab_size(); ++v)
+      if (logits[v] > logits[best]) best = static_cast<int>(v);
+    return best;
+  }
+
+  // Inverse-CDF draw from softmax(logits / temperature), sums in id order (deterministic).
+  int draw_id(const float* logits, float temperature, float u) const {
+    const Index V = vocab_size();
+    const float m = logits[argmax(logits)];
+    float total = 0;
+    for (Index v = 0; v < V; ++v) total += std::exp((logits[v] - m) / temperature);
+    const float threshold = u * total;
+    float cum = 0;
+    int last_positive = 0;
+    for (Index v = 0; v < V; ++v) {
+      const float p = std::exp((logits[v] - m) / temperature);
+      cum += p;
+      if (p > 0) last_positive = static_cast<int>(v);
+      if (cum > threshold) return static_cast<int>(v);
+    }
+    return last_positive;  // u·total rounded up to total
+  }
+
+  CharRnnParams p_;
+};
+
+/// Saves a CharRnn to `path` (format in the header comment), atomically and durably, with the
+/// alphabet's bytes (`symbols`, the Alphabet::symbols() of io/text.hpp, or empty). Throws
+/// std::invalid_argument naming the file for a network with no parameters, a non-finite
+/// parameter, symbols that do not match the vocabulary, or any I/O error.
+inline void save_char_rnn(const std::string& path, const CharRnn& net, const std::string& symbols = "") {
+  const char* fn = "save_char_rnn()";
+  const CharRnnShape s = net.shape();
+  if (s.vocab == 0) detail::fail(fn, ": network has no parameters (file '", path, "')");
+  if (!symbols.empty() && static_cast<Index>(symbols.size()) + 1 != s.vocab)
+    detail::fail(fn, ": ", symbols.size(), " symbols for a vocabulary of ", s.vocab,
+                 " (expected vocab - 1 = ", s.vocab - 1, "; file '", path, "')");
+  const char* names[] = {"embedding", "w_input", "b_input", "w_hidden", "b_hidden", "w_output", "b_output"};
+  int which = 0;
+  CharRnnParams::zip(
+      [&](const auto& m) {
+        for (Index i = 0; i < m.size(); ++i)
+          if (!detail::is_finite(m.data()[i]))
+            detail::fail(fn, ": parameter ", names[which], " has a non-finite value ", m.data()[i], " at ", i,
+                         " (file '", path, "')");
+        ++which;
+      },
+      net.params());
+  std::vector<std::uint8_t> header(detail::kCharRnnMagic, detail::kCharRnnMagic + 8);
+  for (const std::uint64_t v : {std::uint64_t{detail::kCharRnnVersion}, std::uint64_t{detail::kCharRnnCellGru},
+                                static_cast<std::uint64_t>(s.vocab), static_cast<std::uint64_t>(s.embed),
+                                static_cast<std::uint64_t>(s.hidden), static_cast<std::uint64_t>(symbols.size())})
+    detail::put_u32(header, static_cast<std::uint32_t>(v));
+  header.insert(header.end(), symbols.begin(), symbols.end());
+  while (header.size() % 4) header.push_back(0);
+  detail::AtomicFile f(fn, path);
+  f.write(header);
+  CharRnnParams::zip([&](const auto& m) { f.write(m.data(), sizeof(float) * static_cast<std::size_t>(m.size())); },
+                     net.params());
+  f.finish();
+}
+
+/// Loads a network saved by save_char_rnn(); `symbols`, if given, receives the stored alphabet
+/// bytes (empty if none were stored). Checks the magic (naming an Mlp weights file as such),
+/// the version, the cell type, the sizes, the exact file size they imply, the CRC-32 and finite
+/// parameters. Throws std::invalid_argument naming the file and the offending value; a missing,
+/// non-regular or unreadable file says so.
+inline CharRnn load_char_rnn(const std::string& path, std::string* symbols = nullptr) {
+  const char* fn = "load_char_rnn()";
+  const std::vector<std::uint8_t> b =
+      detail::read_whole_file(fn, path, 16, detail::kCharRnnMaxParams * 4 + (std::uint64_t{1} << 20));
+  if (std::memcmp(b.data(), detail::kCharRnnMagic, 8) != 0) {
+    if (std::memcmp(b.data(), "NNFZMLP1", 8) == 0)
+      detail::fail(fn, ": file '", path,
+                   "' is an Mlp weights file (magic NNFZMLP1; load it with load_mlp()), not a CharRnn (NNFZRNN1)");
+    detail::fail(fn, ": file '", path, "' is not a CharRnn weights file (bad magic; expected NNFZRNN1)");
+  }
+  detail::check_crc(fn, path, b);
+  detail::Reader in{fn, path, b, 8};
+  const std::uint32_t version = in.u32();
+  if (version != detail::kCharRnnVersion)
+    detail::fail(fn, ": file '", path, "' has format version ", version, ", this nnfuzz reads version ",
+                 detail::kCharRnnVersion);
+  const std::uint32_t cell = in.u32();
+  if (cell != detail::kCharRnnCellGru)
+    detail::fail(fn, ": file '", path, "' has cell type ", cell, " (only 1 = GRU is supported)");
+  CharRnnShape s;
+  s.vocab = in.u32();
+  s.embed = in.u32();
+  s.hidden = in.u32();
+  if (s.vocab < 2 || s.vocab > 65536 || s.embed < 1 || s.embed > 65536 || s.hidden < 1 || s.hidden > 65536)
+    detail::fail(fn, ": file '", path, "' has absurd sizes: vocab ", s.vocab, ", embed ", s.embed, ", hidden ",
+                 s.hidden);
+  const std::uint32_t n_symbols = in.u32();
+  if (n_symbols != 0 && n_symbols + 1 != s.vocab)
+    detail::fail(fn, ": file '", path, "' stores ", n_symbols, " symbols for a vocabulary of ", s.vocab);
+  const std::uint64_t params =
+      static_cast<std::uint64_t>(s.vocab) * static_cast<std::uint64_t>(s.embed + 1 + s.hidden) +
+      static_cast<std::uint64_t>(s.embed + s.hidden + 2) * static_cast<std::uint64_t>(3 * s.hidden);
+  const std::uint64_t expected = in.pos + (n_symbols + 3) / 4 * 4 + 4 * params + 4;
+  if (b.size() != expected)
+    detail::fail(fn, ": file '", path, "' has ", b.size(), " bytes, its header (vocab ", s.vocab, ", embed ", s.embed,
+                 ", hidden ", s.hidden, ") implies ", expected,
+                 b.size() < expected ? " (truncated)" : " (trailing bytes)");
+  if (symbols) symbols->assign(reinterpret_cast<const char*>(&b[in.pos]), n_symbols);
+  in.pos += (n_symbols + 3) / 4 * 4;
+  CharRnn net(s);
+  CharRnnParams::zip([&](auto& m) { in.floats(m.data(), m.size()); }, net.params());
+  const char* names[] = {"embedding", "w_input", "b_input", "w_hidden", "b_hidden", "w_output", "b_output"};
+  int which = 0;
+  CharRnnParams::zip(
+      [&](const auto& m) {
+        for (Index i = 0; i < m.size(); ++i)
+          if (!detail::is_finite(m.data()[i]))
+            detail::fail(fn, ": file '", path, "' has a non-finite value in parameter ", names[which], " at ", i);
+        ++which;
+      },
+      net.params());
+  return net;
+}
+
+/// load_char_rnn() that also checks the network has the expected shape: a file of another
+/// architecture is an error naming the file and both shapes.
+inline CharRnn load_char_rnn(const std::string& path, const CharRnnShape& expected, std::string* symbols = nullptr) {
+  CharRnn net = load_char_rnn(path, symbols);
+  const CharRnnShape s = net.shape();
+  if (s != expected)
+    detail::fail("load_char_rnn(): file '", path, "' holds a CharRnn of vocab ", s.vocab, ", embed ", s.embed,
+                 ", hidden ", s.hidden, "; expected vocab ", expected.vocab, ", embed ", expected.embed, ", hidden ",
+                 expected.hidden);
+  return net;
+}
+
+}  // namespace nnfuzz
