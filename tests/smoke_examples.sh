@@ -19,6 +19,8 @@ fail() { echo "smoke_examples.sh: FAIL: $*" >&2; exit 1; }
 # --- Numbered examples ---------------------------------------------------------------------------
 "${ex}/01_planted_bug" > "${work}/01.txt" || fail "01_planted_bug exited non-zero"
 grep -q '^CGF: found the NaN' "${work}/01.txt" || fail "01_planted_bug: no NaN found"
+"${ex}/05_token_model" > "${work}/05.txt" || fail "05_token_model exited non-zero"
+grep -q '^CGF: stack overflow found' "${work}/05.txt" || fail "05_token_model: no overflow found"
 
 "${ex}/02_custom_objective" > "${work}/02.txt" || fail "02_custom_objective exited non-zero"
 grep -Eq '^found: dose [0-9.]+ above the limit 10\.00 at execution [0-9]+' "${work}/02.txt" || fail "02: no finding line"

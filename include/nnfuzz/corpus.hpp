@@ -4,6 +4,7 @@
 
 #include "detail/config.hpp"
 #include "detail/row_store.hpp"
+#include "input.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -23,6 +24,10 @@ struct CorpusEntry {
 
 /// The inputs kept by the fuzzer with their coverage vectors and lineage.
 ///
+/// Dense corpora (the default) hold rows of input_dim() floats: input(i). Structured corpora
+/// (models with an InputLayout: token sequences, several parts) hold each input's float parts
+/// and token parts (ids padded to max_len, then the length): view(i).
+///
 /// Memory per element: `4 * (input_dim + coverage_dim)` bytes of rows plus
 /// `sizeof(CorpusEntry)` (48 bytes): 3,224 bytes for a 784-pixel MNIST input with a 10-d
 /// coverage vector. Rows are stored in 4 MiB chunks (never moved, never reallocated per element).
@@ -32,18 +37,52 @@ class Corpus {
   /// An empty corpus of inputs of `input_dim` floats and coverage vectors of `coverage_dim`.
   Corpus(Index input_dim, Index coverage_dim) { reset(input_dim, coverage_dim); }
 
-  /// Drops every element and sets the dimensions.
+  /// An empty corpus of structured inputs of `layout`.
+  Corpus(const InputLayout& layout, Index coverage_dim) { reset(layout, coverage_dim); }
+
+  /// Drops every element and sets the dimensions (dense inputs).
   void reset(Index input_dim, Index coverage_dim) {
+    structured_ = false;
+    executions_ = 0;
+    layout_ = InputLayout();
     inputs_.reset(input_dim);
+    tokens_.reset(0);
     coverage_.reset(coverage_dim);
     entries_.clear();
   }
+  /// Drops every element and sets the layout (structured inputs).
+  void reset(const InputLayout& layout, Index coverage_dim) {
+    structured_ = true;
+    executions_ = 0;
+    layout_ = layout;
+    inputs_.reset(layout.float_cells());
+    tokens_.reset(layout.token_cells());
+    coverage_.reset(coverage_dim);
+    entries_.clear();
+  }
+  /// True for a corpus of structured inputs (view(), layout()); false for dense rows (input()).
+  bool structured() const { return structured_; }
+  /// The layout of a structured corpus (empty for a dense one).
+  const InputLayout& layout() const { return layout_; }
+  /// Structured input of element i.
+  InputView view(Index i) const {
+    NNFUZZ_ASSERT(structured_);
+    return {&layout_, inputs_.cols() > 0 ? inputs_.row(i) : nullptr, tokens_.cols() > 0 ? tokens_.row(i) : nullptr};
+  }
+  /// Executions of the campaign when this corpus was last brought up to date (0: unknown); saved
+  /// with it, so that resume() numbers on from where the session stopped, not from the last
+  /// element added.
+  std::uint64_t executions() const { return executions_; }
+  /// Sets executions().
+  void set_executions(std::uint64_t n) { executions_ = n; }
+  /// Int cells per structured input (token ids and lengths; 0 for a dense corpus).
+  Index token_cells() const { return tokens_.cols(); }
 
   /// Number of elements.
   Index size() const { return static_cast<Index>(entries_.size()); }
   /// True when there are no elements.
   bool empty() const { return entries_.empty(); }
-  /// Floats per input.
+  /// Floats per input (for a structured corpus: its float cells, the float parts together).
   Index input_dim() const { return inputs_.cols(); }
   /// Floats per coverage vector.
   Index coverage_dim() const { return coverage_.cols(); }
@@ -62,13 +101,42 @@ class Corpus {
 
   /// Appends an element (input_dim() and coverage_dim() floats) and returns its id.
   Index add(const float* input, const float* coverage, Index parent, Index root, Index depth, std::uint64_t execution) {
+    if (inputs_.cols() == 0) {  // a structured input with no float part: keep the stores aligned
+      inputs_.append_uninitialized();
+      input = nullptr;
+    }
     CorpusEntry e;
     e.id = size();
     e.parent = parent;
     e.root = root;
     e.depth = depth;
     e.execution = execution;
-    inputs_.append(input);
+    if (input) inputs_.append(input);
+    coverage_.append(coverage);
+    entries_.push_back(e);
+    return e.id;
+  }
+
+  /// Appends a structured element from its cells (InputView layout) and returns its id.
+  Index add_cells(const float* floats, const TokenId* tokens, const float* coverage, Index parent, Index root,
+                  Index depth, std::uint64_t execution) {
+    NNFUZZ_ASSERT(structured_);
+    if (tokens_.cols() > 0) std::copy(tokens, tokens + tokens_.cols(), tokens_.append_uninitialized());
+    return add(floats, coverage, parent, root, depth, execution);
+  }
+  /// Appends row r of a structured batch and returns its id.
+  Index add(const InputBatch& batch, Index r, const float* coverage, Index parent, Index root, Index depth,
+            std::uint64_t execution) {
+    NNFUZZ_ASSERT(structured_);
+    float* f = inputs_.append_uninitialized();
+    TokenId* t = tokens_.cols() > 0 ? tokens_.append_uninitialized() : scratch_tokens();
+    batch.pack(r, f, t);
+    CorpusEntry e;
+    e.id = size();
+    e.parent = parent;
+    e.root = root;
+    e.depth = depth;
+    e.execution = execution;
     coverage_.append(coverage);
     entries_.push_back(e);
     return e.id;
@@ -85,12 +153,22 @@ class Corpus {
   /// Bytes of rows and entries in use (what the docs' per-element figure counts).
   std::size_t memory_bytes() const {
     return static_cast<std::size_t>(size()) *
-           (sizeof(float) * static_cast<std::size_t>(input_dim() + coverage_dim()) + sizeof(CorpusEntry));
+           (sizeof(float) * static_cast<std::size_t>(input_dim() + token_cells() + coverage_dim()) +
+            sizeof(CorpusEntry));
   }
 
  private:
+  TokenId* scratch_tokens() {
+    scratch_.resize(1);
+    return scratch_.data();
+  }
+  bool structured_ = false;
+  std::uint64_t executions_ = 0;
+  InputLayout layout_;
   detail::RowStore inputs_;
+  detail::BasicRowStore<TokenId> tokens_;
   detail::RowStore coverage_;
+  std::vector<TokenId> scratch_;
   std::vector<CorpusEntry> entries_;
 };
 

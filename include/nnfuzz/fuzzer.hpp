@@ -3,6 +3,7 @@
 #pragma once
 
 #include "corpus.hpp"
+#include "input.hpp"
 #include "coverage/calibrated.hpp"
 #include "detail/config.hpp"
 #include "detail/traits.hpp"
@@ -47,6 +48,7 @@ struct Finding {
   Index depth = 0;              ///< mutations from the seed (0: the seed itself)
   std::uint64_t execution = 0;  ///< 1-based execution count at which it ran
   std::string what;             ///< what fired (Objective::describe(), or "objective")
+  InputValue value;             ///< the input, for models with structured inputs (InputLayout); `input` is empty then
 };
 
 /// Counters of a run, updated after every batch.
@@ -217,20 +219,26 @@ class Fuzzer {
   static_assert(
       detail::has_output_type<Model>::value,
       "nnfuzz: Model must provide a nested type `Output` (the reusable result of evaluate(); see fuzzer.hpp)");
-  static_assert(detail::has_input_dim<Model>::value,
-                "nnfuzz: Model must provide `Index input_dim() const` (floats per input row)");
-  static_assert(
-      detail::has_evaluate<Model>::value,
-      "nnfuzz: Model must provide `void evaluate(const Eigen::Ref<const nnfuzz::RowMatrix>& batch, Output& out)`");
+  static_assert(detail::has_input_dim<Model>::value || detail::has_input_layout<Model>::value,
+                "nnfuzz: Model must provide `Index input_dim() const` (floats per input row) or, for token "
+                "sequences and inputs of several parts, `nnfuzz::InputLayout input_layout() const` (see input.hpp)");
+  static_assert(detail::has_input_layout<Model>::value || detail::has_evaluate<Model>::value,
+                "nnfuzz: Model must provide `void evaluate(const Eigen::Ref<const nnfuzz::RowMatrix>& batch, Output& "
+                "out)`");
+  static_assert(!detail::has_input_layout<Model>::value || detail::has_structured_evaluate<Model>::value,
+                "nnfuzz: a Model with input_layout() must provide `void evaluate(const nnfuzz::InputBatch& batch, "
+                "Output& out)`");
   static_assert(detail::has_coverage_member<Model>::value,
                 "nnfuzz: Model::Output must provide a member `coverage` (a RowMatrix, one coverage vector per row)");
   static_assert(
       detail::has_pick<Sampler>::value,
       "nnfuzz: Sampler must provide `Index pick(const nnfuzz::Corpus& corpus, nnfuzz::Rng& rng)` (see samplers.hpp)");
-  static_assert(
-      detail::has_mutate<Mutator>::value,
-      "nnfuzz: Mutator must provide `void mutate(const Eigen::Ref<const RowVector>& parent, const "
-      "Eigen::Ref<const RowVector>& root, Eigen::Ref<RowMatrix> batch, nnfuzz::Rng& rng)` (see mutators.hpp)");
+  static_assert(detail::mutator_fits_input_space<Mutator, detail::input_space_t<Model>>::value,
+                "nnfuzz: the Mutator does not fit the model's input space (see the note naming both). Dense models "
+                "(input_dim()) need `void mutate(const Eigen::Ref<const RowVector>& parent, const "
+                "Eigen::Ref<const RowVector>& root, Eigen::Ref<RowMatrix> batch, nnfuzz::Rng& rng)`; models with an "
+                "InputLayout need `void mutate(const nnfuzz::InputView& parent, const nnfuzz::InputView& root, "
+                "nnfuzz::InputBatch& batch, nnfuzz::Rng& rng)` (see mutators.hpp, text_mutators.hpp)");
   static_assert(detail::has_reset<Coverage>::value,
                 "nnfuzz: Coverage must provide `void reset(Index dim)` (forget everything; see coverage/)");
   static_assert(detail::has_observe<Coverage>::value,
@@ -241,8 +249,13 @@ class Fuzzer {
  public:
   /// The model's reusable output type.
   using Output = typename Model::Output;
+  /// True for a model with structured inputs (InputLayout: token sequences, several parts).
+  static constexpr bool kStructured = detail::has_input_layout<Model>::value;
+  /// What run() takes as seeds: a matrix of rows (dense), or a vector of InputValue (structured).
+  using Seeds = std::conditional_t<kStructured, std::vector<InputValue>, RowMatrix>;
   static_assert(
-      detail::is_objective_v<Objective, Output>,
+      detail::is_objective_v<Objective, Output,
+                             std::conditional_t<kStructured, InputBatch, Eigen::Ref<const RowMatrix>>>,
       "nnfuzz: Objective must provide `void check(const Eigen::Ref<const RowMatrix>& batch, const Output& out, "
       "Mask& hits)`, or be callable as `bool(const Output&, Index row)` (see objectives.hpp)");
 
@@ -276,48 +289,45 @@ class Fuzzer {
   /// width different from model.input_dim(), a non-finite seed, or one the mutator rejects.
   template <typename... Callbacks>
   FuzzResult run(const Eigen::Ref<const RowMatrix>& seeds, Callbacks&&... callbacks) {
+    static_assert(!kStructured,
+                  "nnfuzz: this model has an InputLayout: pass its seeds as a std::vector<nnfuzz::InputValue>");
     (detail::check_callback<std::decay_t<Callbacks>>(), ...);
     const RunGuard guard(running_, "Fuzzer::run()");
     check_seeds(seeds);
-    const Index b = options_.batch_size;
-    const Index d = seeds.cols();
-    start_session();
-    FuzzResult result;
-    FuzzStats& st = result.stats;
-    st.seeds = seeds.rows();
+    return run_impl(
+        seeds.rows(), [&](Index first, Index n) { batch_.topRows(n) = seeds.middleRows(first, n); }, callbacks...);
+  }
 
-    // Seeds: copied into the batch buffer (contiguous rows, whatever the caller's stride),
-    // evaluated in batches, all kept.
-    for (Index first = 0; first < seeds.rows(); first += b) {  // every seed joins, whatever stops
-      const Index n = std::min(b, seeds.rows() - first);
-      batch_.topRows(n) = seeds.middleRows(first, n);
-      const auto rows = batch_.topRows(n);
-      model_.evaluate(rows, out_);
-      const auto cov = coverage_of(n);
-      if (first == 0) {
-        corpus_.reset(d, cov.cols());
-        corpus_.reserve(seeds.rows());
-        coverage_.reset(cov.cols());
-      }
-      detail::run_objective(objective_, rows, out_, hits_);
-      coverage_.observe(cov, is_new_);
-      const std::uint64_t before = st.executions;
-      for (Index r = 0; r < n; ++r) {
-        ++st.executions;
-        corpus_.add(rows.row(r).data(), cov.row(r).data(), -1, first + r, 0, 0);
-      }
-      record_hits(
-          result, rows, before, [first](Index r) { return first + r; }, -1, 0);
+  /// Fuzzes a model with structured inputs (InputLayout) from `seeds`, as run() above. Throws
+  /// std::invalid_argument for no seeds, or a seed that does not fit the layout (parts, widths,
+  /// lengths, token ids outside the vocabulary, non-finite floats) or that the mutator rejects.
+  template <typename... Callbacks>
+  FuzzResult run(const std::vector<InputValue>& seeds, Callbacks&&... callbacks) {
+    static_assert(kStructured,
+                  "nnfuzz: this model takes dense rows (input_dim()): pass its seeds as a matrix, one row per input");
+    (detail::check_callback<std::decay_t<Callbacks>>(), ...);
+    const RunGuard guard(running_, "Fuzzer::run()");
+    if constexpr (kStructured) {
+      if (seeds.empty()) detail::fail("Fuzzer::run(): no seeds (the seed vector is empty)");
+      const InputLayout layout = model_.input_layout();
+      for (std::size_t i = 0; i < seeds.size(); ++i)
+        check_input("Fuzzer::run()", detail::message("seed ", i), layout, seeds[i]);
+      if constexpr (detail::has_check_seeds_structured<Mutator>::value) mutator_.check_seeds(seeds);
     }
-    if constexpr (detail::has_seeds_done<Coverage>::value) coverage_.seeds_done();
-    loop(result, 0, callbacks...);
-    return result;
+    return run_impl(
+        static_cast<Index>(seeds.size()),
+        [&](Index first, Index n) {
+          if constexpr (kStructured)
+            for (Index r = 0; r < n; ++r) sbatch_.set_row(r, seeds[static_cast<std::size_t>(first + r)]);
+        },
+        callbacks...);
   }
 
   /// Continues a campaign from a saved corpus (load_corpus()): the corpus is taken over with its
   /// lineage, the coverage is rebuilt from its vectors (in order, so it holds exactly the vectors
   /// it held), and the loop goes on with this fuzzer's options — its budgets count the executions
-  /// of this session, numbered on from the corpus' last one. The RNG starts from
+  /// of this session, numbered on from where the saved one stopped (Corpus::executions(); for
+  /// a version-1 file, the last element's execution). The RNG starts from
   /// options().seed mixed with that execution count: one directory and one seed give one run.
   /// Throws std::invalid_argument for an empty corpus or one whose widths do not fit the model.
   template <typename... Callbacks>
@@ -325,20 +335,36 @@ class Fuzzer {
     (detail::check_callback<std::decay_t<Callbacks>>(), ...);
     const RunGuard guard(running_, "Fuzzer::resume()");
     if (corpus.empty()) detail::fail("Fuzzer::resume(): the corpus is empty");
-    if (corpus.input_dim() != model_.input_dim())
-      detail::fail("Fuzzer::resume(): corpus inputs have ", corpus.input_dim(), " elements, the model takes ",
-                   model_.input_dim());
+    if constexpr (kStructured) {
+      if (!corpus.structured() || corpus.layout() != model_.input_layout())
+        detail::fail("Fuzzer::resume(): the corpus holds ",
+                     corpus.structured() ? corpus.layout().describe() : detail::message(corpus.input_dim(), " floats"),
+                     ", the model takes ", model_.input_layout().describe());
+    } else {
+      if (corpus.structured() || corpus.input_dim() != model_.input_dim())
+        detail::fail(
+            "Fuzzer::resume(): corpus inputs have ",
+            corpus.structured() ? corpus.layout().describe() : detail::message(corpus.input_dim(), " elements"),
+            ", the model takes ", model_.input_dim());
+    }
     std::uint64_t last = 0;
     Index seeds = 0;
     for (const CorpusEntry& e : corpus.entries()) {
       last = std::max(last, e.execution);
       seeds += e.parent < 0;
     }
+    last = std::max(last, corpus.executions());  // where the saved session stopped
     start_session();
     rng_.seed(detail::mix_seed(options_.seed, last + 1));
     // Check the model still produces coverage of the corpus' width, on the first element.
-    const RowMatrix probe = corpus.input(0);
-    model_.evaluate(probe, out_);
+    if constexpr (kStructured) {
+      sbatch_.set_rows(1);
+      sbatch_.set_row(0, corpus.view(0));
+      model_.evaluate(static_cast<const InputBatch&>(sbatch_), out_);
+    } else {
+      const RowMatrix probe = corpus.input(0);
+      model_.evaluate(probe, out_);
+    }
     if (Eigen::Ref<const RowMatrix>(out_.coverage).cols() != corpus.coverage_dim())
       detail::fail("Fuzzer::resume(): the model's coverage vectors have ",
                    Eigen::Ref<const RowMatrix>(out_.coverage).cols(), " elements, the corpus' have ",
@@ -364,7 +390,24 @@ class Fuzzer {
   /// The input is evaluated in a batch of batch_size copies, the shape it was found in: a
   /// blocked matrix product may sum in another order for another batch size, and a finding on a
   /// rounding edge should be judged in the arithmetic that produced it.
+  bool replay(const InputValue& input) {
+    static_assert(kStructured, "nnfuzz: replay(InputValue) is for models with an InputLayout; pass a row");
+    if constexpr (kStructured) {
+      const InputLayout layout = model_.input_layout();
+      check_input("Fuzzer::replay()", "the input", layout, input);
+      InputBatch copies;
+      copies.reserve(layout, options_.batch_size);
+      for (Index r = 0; r < options_.batch_size; ++r) copies.set_row(r, input);
+      model_.evaluate(static_cast<const InputBatch&>(copies), out_);
+      Mask hit;
+      detail::run_objective(objective_, copies, out_, hit);
+      return hit(0);
+    }
+    return false;
+  }
+  /// Re-evaluates one dense input (see above).
   bool replay(const Eigen::Ref<const RowVector>& input) {
+    static_assert(!kStructured, "nnfuzz: this model has an InputLayout: replay an InputValue (Finding::value)");
     if (input.cols() != model_.input_dim())
       detail::fail("Fuzzer::replay(): input has ", input.cols(), " elements, the model takes ", model_.input_dim());
     const RowMatrix copies = input.replicate(options_.batch_size, 1);
@@ -402,17 +445,118 @@ class Fuzzer {
  private:
   using Clock = std::chrono::steady_clock;
 
+  // The seed pass and the loop of run(): `count` seeds; fill(first, n) copies seeds
+  // [first, first + n) into the batch buffer's first n rows.
+  template <typename Fill, typename... Callbacks>
+  FuzzResult run_impl(Index count, Fill fill, Callbacks&... callbacks) {
+    const Index b = options_.batch_size;
+    start_session();
+    FuzzResult result;
+    FuzzStats& st = result.stats;
+    st.seeds = count;
+    // Seeds: copied into the batch buffer (contiguous rows, whatever the caller's stride),
+    // evaluated in batches, all kept.
+    for (Index first = 0; first < count; first += b) {  // every seed joins, whatever stops
+      const Index n = std::min(b, count - first);
+      fill(first, n);
+      decltype(auto) rows = batch_rows(n);
+      model_.evaluate(rows, out_);
+      const auto cov = coverage_of(n);
+      if (first == 0) {
+        if constexpr (kStructured)
+          corpus_.reset(sbatch_.layout(), cov.cols());
+        else
+          corpus_.reset(batch_.cols(), cov.cols());
+        corpus_.reserve(count);
+        coverage_.reset(cov.cols());
+      }
+      detail::run_objective(objective_, rows, out_, hits_);
+      coverage_.observe(cov, is_new_);
+      const std::uint64_t before = st.executions;
+      for (Index r = 0; r < n; ++r) {
+        ++st.executions;
+        add_row(r, cov.row(r).data(), -1, first + r, 0, 0);
+      }
+      record_hits(
+          result, rows, before, [first](Index r) { return first + r; }, -1, 0);
+    }
+    if constexpr (detail::has_seeds_done<Coverage>::value) coverage_.seeds_done();
+    loop(result, 0, callbacks...);
+    return result;
+  }
+
+  // The first n rows of the batch buffer, as the model takes them.
+  decltype(auto) batch_rows(Index n) {
+    if constexpr (kStructured) {
+      sbatch_.set_rows(n);
+      return static_cast<InputBatch&>(sbatch_);
+    } else {
+      return batch_.topRows(n);
+    }
+  }
+  // Appends row r of the batch buffer to the corpus.
+  void add_row(Index r, const float* cov, Index parent, Index root, Index depth, std::uint64_t execution) {
+    if constexpr (kStructured)
+      corpus_.add(sbatch_, r, cov, parent, root, depth, execution);
+    else
+      corpus_.add(batch_.row(r).data(), cov, parent, root, depth, execution);
+  }
+  // Stored input i, as the mutator takes it.
+  auto stored_input(Index i) const {
+    if constexpr (kStructured)
+      return corpus_.view(i);
+    else
+      return corpus_.input(i);
+  }
+  // Structured mutants reach the model only with lengths in [1, max_len] and ids in [0, vocab):
+  // a mutator's bug must not become an out-of-range embedding lookup in the user's model.
+  void check_mutants() const {
+    const InputLayout& layout = sbatch_.layout();
+    for (Index p = 0; p < layout.size(); ++p) {
+      const InputPart& part = layout.part(p);
+      if (part.kind != InputPart::Kind::tokens) continue;
+      for (Index r = 0; r < sbatch_.rows(); ++r) {
+        const Index len = sbatch_.length(p, r);
+        if (len < 1 || len > part.width)
+          detail::fail("Fuzzer::run(): the mutator gave row ", r, " of part '", part.name, "' length ", len,
+                       " (must be 1..", part.width, ")");
+        const TokenId* ids = sbatch_.ids(p, r);
+        for (Index i = 0; i < len; ++i)
+          if (ids[i] < 0 || ids[i] >= part.vocab)
+            detail::fail("Fuzzer::run(): the mutator wrote token ", ids[i], " at position ", i, " of row ", r,
+                         " of part '", part.name, "', outside [0, ", part.vocab, ")");
+      }
+    }
+  }
+  bool row_finite(Index r) const {
+    if constexpr (kStructured)
+      return sbatch_.row_finite(r);
+    else
+      return detail::row_all_finite(batch_, r);
+  }
+
   void start_session() {
     rng_.seed(options_.seed);
     start_ = Clock::now();
     last_new_ = start_;
-    const Index b = options_.batch_size, d = model_.input_dim();
+    const Index b = options_.batch_size;
+    Index d = 0;
+    if constexpr (kStructured) {
+      const InputLayout layout = model_.input_layout();
+      if (layout.size() == 0) detail::fail("Fuzzer::run(): the model's input_layout() has no parts");
+      d = layout.float_cells() + layout.token_cells();
+    } else {
+      d = model_.input_dim();
+    }
     if (d < 1) detail::fail("Fuzzer::run(): the model's input_dim() is ", d, " (must be >= 1)");
     if (b > std::numeric_limits<Index>::max() / 4 / d)
       detail::fail("Fuzzer::run(): option 'batch_size' = ", b, " times input_dim() = ", d,
                    " overflows the batch buffer's size");
     try {
-      batch_.resize(b, d);
+      if constexpr (kStructured)
+        sbatch_.reserve(model_.input_layout(), b);
+      else
+        batch_.resize(b, d);
       hits_.resize(b);
       hit_rows_.reserve(static_cast<std::size_t>(b));
       is_new_.resize(b);
@@ -459,8 +603,9 @@ class Fuzzer {
       Index n = b;
       if (options_.max_executions > 0)
         n = static_cast<Index>(std::min<std::uint64_t>(b, options_.max_executions - (st.executions - offset)));
-      auto batch = batch_.topRows(n);
-      mutator_.mutate(corpus_.input(parent), corpus_.input(pe.root), batch, rng_);
+      decltype(auto) batch = batch_rows(n);
+      mutator_.mutate(stored_input(parent), stored_input(pe.root), batch, rng_);
+      if constexpr (kStructured) check_mutants();
       model_.evaluate(batch, out_);
       const auto cov = coverage_of(n);
       detail::run_objective(objective_, batch, out_, hits_);
@@ -469,8 +614,8 @@ class Fuzzer {
       const std::uint64_t before = st.executions;
       for (Index r = 0; r < n; ++r) {
         ++st.executions;
-        if (is_new_(r) && detail::row_all_finite(batch, r)) {  // a non-finite input is never stored
-          corpus_.add(batch.row(r).data(), cov.row(r).data(), parent, pe.root, pe.depth + 1, st.executions);
+        if (is_new_(r) && row_finite(r)) {  // a non-finite input is never stored
+          add_row(r, cov.row(r).data(), parent, pe.root, pe.depth + 1, st.executions);
           ++added;
         }
       }
@@ -556,12 +701,21 @@ class Fuzzer {
     if (hit_rows_.empty()) return false;
     const Index k = static_cast<Index>(hit_rows_.size());
     if (options_.recheck_findings) {
-      recheck_batch_.resize(n, rows.cols());
-      for (Index j = 0; j < n; ++j)
-        recheck_batch_.row(j) = rows.row(hit_rows_[static_cast<std::size_t>(std::min(j, k - 1))]);
-      model_.evaluate(recheck_batch_, recheck_out_);
       Objective objective = objective_;
-      detail::run_objective(objective, recheck_batch_, recheck_out_, recheck_hits_);
+      if constexpr (kStructured) {
+        if (recheck_sbatch_.rows() != n || recheck_sbatch_.layout() != rows.layout())
+          recheck_sbatch_.reserve(rows.layout(), n);
+        for (Index j = 0; j < n; ++j)
+          recheck_sbatch_.set_row(j, rows.value(hit_rows_[static_cast<std::size_t>(std::min(j, k - 1))]));
+        model_.evaluate(static_cast<const InputBatch&>(recheck_sbatch_), recheck_out_);
+        detail::run_objective(objective, recheck_sbatch_, recheck_out_, recheck_hits_);
+      } else {
+        recheck_batch_.resize(n, rows.cols());
+        for (Index j = 0; j < n; ++j)
+          recheck_batch_.row(j) = rows.row(hit_rows_[static_cast<std::size_t>(std::min(j, k - 1))]);
+        model_.evaluate(recheck_batch_, recheck_out_);
+        detail::run_objective(objective, recheck_batch_, recheck_out_, recheck_hits_);
+      }
     }
     for (Index j = 0; j < k; ++j) {
       if (options_.max_findings > 0 && st.findings >= options_.max_findings) return true;
@@ -571,7 +725,10 @@ class Fuzzer {
         continue;
       }
       Finding f;
-      f.input = rows.row(r);
+      if constexpr (kStructured)
+        f.value = rows.value(r);
+      else
+        f.input = rows.row(r);
       f.root = root_of(r);
       f.parent = parent;
       f.depth = depth;
@@ -585,7 +742,8 @@ class Fuzzer {
     return options_.max_findings > 0 && st.findings >= options_.max_findings;
   }
 
-  void update_stats(FuzzStats& st) const {
+  void update_stats(FuzzStats& st) {
+    corpus_.set_executions(st.executions);
     st.seconds = seconds_since(start_);
     st.executions_per_second = st.seconds > 0 ? static_cast<double>(st.executions) / st.seconds : 0;
     st.corpus_size = corpus_.size();
@@ -606,6 +764,7 @@ class Fuzzer {
   Corpus corpus_;
   Output out_, recheck_out_;
   RowMatrix batch_, recheck_batch_;
+  InputBatch sbatch_, recheck_sbatch_;  // structured inputs
   Mask recheck_hits_;
   Mask hits_, is_new_;
   std::vector<Index> hit_rows_;  // rows of the current batch the objective hit

@@ -5,7 +5,9 @@
 //     void check(const Eigen::Ref<const nnfuzz::RowMatrix>& batch, const Output& out, nnfuzz::Mask& hits);
 //     void operator()(const Eigen::Ref<const nnfuzz::RowMatrix>& batch, const Output& out, nnfuzz::Mask& hits);
 //     bool operator()(const Output& out, nnfuzz::Index row);      // any callable, one row at a time
-// setting hits(r) for each row r of the batch (`Output` is the model's output type), and
+// setting hits(r) for each row r of the batch that fires (`Output` is the model's output type;
+// `hits` comes sized to the batch and cleared). For a model with structured inputs (InputLayout)
+// the batch is a `const nnfuzz::InputBatch&` instead; the shipped objectives take either. And
 // optionally
 //     std::string describe(const Output& out, nnfuzz::Index row) const;
 // naming what fired for a hit row (it becomes Finding::what). describe() is called only for hits.
@@ -30,8 +32,8 @@ namespace nnfuzz {
 class NonFiniteObjective {
  public:
   /// Sets hits(r) when row r of any tensor is not all finite.
-  template <typename Output>
-  void check(const Eigen::Ref<const RowMatrix>& batch, const Output& out, Mask& hits) const {
+  template <typename Batch, typename Output>
+  void check(const Batch& batch, const Output& out, Mask& hits) const {
     static_assert(has_tensors<Output>::value,
                   "nnfuzz: NonFiniteObjective needs the model's Output to provide "
                   "`template <class F> void for_each_tensor(F&& f) const` (see objectives.hpp)");
@@ -100,8 +102,8 @@ class DisagreementObjective {
       detail::fail("DisagreementObjective(): option 'half_ulps' must be >= 0 and finite, got ", half_ulps);
   }
   /// Sets hits(r) when the two argmaxes of row r differ by more than a tie.
-  template <typename Output>
-  void check(const Eigen::Ref<const RowMatrix>& batch, const Output& out, Mask& hits) const {
+  template <typename Batch, typename Output>
+  void check(const Batch& batch, const Output& out, Mask& hits) const {
     hits.resize(batch.rows());
     for (Index r = 0; r < batch.rows(); ++r) hits(r) = disagrees(out, r);
   }
@@ -140,8 +142,8 @@ class AnyOf {
   /// Holds copies of the objectives.
   explicit AnyOf(Objectives... objectives) : parts_(std::move(objectives)...) {}
   /// OR of the parts' hits; remembers, per row, the first part that fired.
-  template <typename Output>
-  void check(const Eigen::Ref<const RowMatrix>& batch, const Output& out, Mask& hits) {
+  template <typename Batch, typename Output>
+  void check(const Batch& batch, const Output& out, Mask& hits) {
     hits.setConstant(batch.rows(), false);
     fired_.setConstant(batch.rows(), -1);
     int part = 0;
@@ -163,8 +165,8 @@ class AnyOf {
   }
 
  private:
-  template <typename O, typename Output>
-  void merge(O& o, int part, const Eigen::Ref<const RowMatrix>& batch, const Output& out, Mask& hits) {
+  template <typename O, typename Batch, typename Output>
+  void merge(O& o, int part, const Batch& batch, const Output& out, Mask& hits) {
     detail::run_objective(o, batch, out, scratch_);
     for (Index r = 0; r < hits.rows(); ++r)
       if (scratch_(r) && !hits(r)) {
@@ -184,8 +186,8 @@ class AllOf {
   /// Holds copies of the objectives.
   explicit AllOf(Objectives... objectives) : parts_(std::move(objectives)...) {}
   /// AND of the parts' hits.
-  template <typename Output>
-  void check(const Eigen::Ref<const RowMatrix>& batch, const Output& out, Mask& hits) {
+  template <typename Batch, typename Output>
+  void check(const Batch& batch, const Output& out, Mask& hits) {
     hits.setConstant(batch.rows(), true);
     std::apply([&](auto&... o) { (merge(o, batch, out, hits), ...); }, parts_);
   }
@@ -200,8 +202,8 @@ class AllOf {
   }
 
  private:
-  template <typename O, typename Output>
-  void merge(O& o, const Eigen::Ref<const RowMatrix>& batch, const Output& out, Mask& hits) {
+  template <typename O, typename Batch, typename Output>
+  void merge(O& o, const Batch& batch, const Output& out, Mask& hits) {
     detail::run_objective(o, batch, out, scratch_);
     hits = hits && scratch_;
   }

@@ -20,7 +20,8 @@ struct ParallelFuzzResult {
   bool found() const { return !findings.empty(); }
 };
 
-/// Runs `workers` independent copies of `prototype` on as many threads, AFL++-style secondaries
+/// Runs `workers` independent copies of `prototype` on as many threads (seeds: a matrix for a
+/// dense model, a std::vector<InputValue> for one with an InputLayout), AFL++-style secondaries
 /// without synchronisation: each copy has its own model instance, batch buffers, corpus and
 /// coverage, so workers never wait for each other (measured: Eigen's own threading inside one
 /// product gains little at batch 64-100; separate loops scale ~2x on 2 cores).
@@ -30,8 +31,8 @@ struct ParallelFuzzResult {
 /// is exactly Fuzzer::run()) and a splitmix64-derived seed otherwise: for a given seed and worker
 /// count the result is reproducible bit for bit. The prototype is copied, not run: its policies
 /// must be copyable (all of nnfuzz's are). An exception in a worker is rethrown after all join.
-template <typename FuzzerT>
-ParallelFuzzResult run_parallel(const FuzzerT& prototype, const Eigen::Ref<const RowMatrix>& seeds, int workers) {
+template <typename FuzzerT, typename Seeds>
+ParallelFuzzResult run_parallel(const FuzzerT& prototype, const Seeds& seeds, int workers) {
   if (workers < 1) detail::fail("run_parallel(): 'workers' must be >= 1, got ", workers);
   const FuzzOptions base = prototype.options();
   const auto n = static_cast<std::uint64_t>(workers);
@@ -80,7 +81,10 @@ ParallelFuzzResult run_parallel(const FuzzerT& prototype, const Eigen::Ref<const
     return result.workers[a.first].findings[a.second].execution < result.workers[b.first].findings[b.second].execution;
   });
   for (const auto& [w, i] : order) result.findings.push_back(result.workers[w].findings[i]);
-  result.stats.seeds = seeds.rows();
+  if constexpr (FuzzerT::kStructured)
+    result.stats.seeds = static_cast<Index>(seeds.size());
+  else
+    result.stats.seeds = seeds.rows();
   result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.stats.executions_per_second =
       result.stats.seconds > 0 ? static_cast<double>(result.stats.executions) / result.stats.seconds : 0;

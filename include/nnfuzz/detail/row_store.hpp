@@ -10,29 +10,30 @@
 namespace nnfuzz {
 namespace detail {
 
-/// Append-only store of fixed-width float rows, grown in large chunks so that appending never
-/// moves existing rows (pointers stay valid: the KD-tree reads rows in place) and never
+/// Append-only store of fixed-width rows of T (float: inputs and coverage vectors; int32: token ids), grown in large
+/// chunks so that appending never moves existing rows (pointers stay valid: the KD-tree reads rows in place) and never
 /// reallocates per row. Chunks are allocated uninitialised: the OS backs a page only when a row
 /// is written to it, so an unused chunk costs address space, not memory.
-class RowStore {
+template <typename T>
+class BasicRowStore {
  public:
   /// Bytes per chunk aimed at (4 MiB): large enough that growth is rare.
   static constexpr std::size_t kChunkBytes = std::size_t{4} << 20;
 
-  RowStore() = default;
-  RowStore(RowStore&&) noexcept = default;
-  RowStore& operator=(RowStore&&) noexcept = default;
+  BasicRowStore() = default;
+  BasicRowStore(BasicRowStore&&) noexcept = default;
+  BasicRowStore& operator=(BasicRowStore&&) noexcept = default;
   /// Deep copy of the rows in use.
-  RowStore(const RowStore& other) { *this = other; }
+  BasicRowStore(const BasicRowStore& other) { *this = other; }
   /// Deep copy of the rows in use.
-  RowStore& operator=(const RowStore& other) {
+  BasicRowStore& operator=(const BasicRowStore& other) {
     if (this == &other) return *this;
     reset(other.cols_);
     for (Index i = 0; i < other.size_; ++i) append(other.row(i));
     return *this;
   }
   /// A store of rows with `cols` floats each.
-  explicit RowStore(Index cols) { reset(cols); }
+  explicit BasicRowStore(Index cols) { reset(cols); }
 
   /// Drops every row and sets the width.
   void reset(Index cols) {
@@ -41,7 +42,7 @@ class RowStore {
     size_ = 0;
     chunks_.clear();
     // A power of two (at least 64) rows per chunk, so that finding a row is a shift and a mask.
-    const std::size_t row_bytes = sizeof(float) * static_cast<std::size_t>(cols > 0 ? cols : 1);
+    const std::size_t row_bytes = sizeof(T) * static_cast<std::size_t>(cols > 0 ? cols : 1);
     shift_ = 6;
     while ((std::size_t{2} << shift_) * row_bytes <= kChunkBytes) ++shift_;
     rows_per_chunk_ = Index{1} << shift_;
@@ -59,37 +60,37 @@ class RowStore {
   std::size_t chunk_count() const { return chunks_.size(); }
 
   /// Pointer to row i (valid until reset()).
-  const float* row(Index i) const {
+  const T* row(Index i) const {
     NNFUZZ_ASSERT(i >= 0 && i < size_);
     return chunks_[static_cast<std::size_t>(i >> shift_)].get() + (i & (rows_per_chunk_ - 1)) * cols_;
   }
   /// Mutable pointer to row i.
-  float* row(Index i) {
+  T* row(Index i) {
     NNFUZZ_ASSERT(i >= 0 && i < size_);
     return chunks_[static_cast<std::size_t>(i >> shift_)].get() + (i & (rows_per_chunk_ - 1)) * cols_;
   }
   /// Start of chunk c (rows c * rows_per_chunk() onwards); stays valid while rows are appended.
-  const float* chunk_data(std::size_t c) const { return chunks_[c].get(); }
+  const T* chunk_data(std::size_t c) const { return chunks_[c].get(); }
 
   /// Contiguous rows [first, first + count) of chunk c, as a matrix view.
-  Eigen::Map<const RowMatrix> chunk(std::size_t c) const {
+  Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> chunk(std::size_t c) const {
     const Index first = static_cast<Index>(c) * rows_per_chunk_;
     const Index count = std::min(rows_per_chunk_, size_ - first);
-    return Eigen::Map<const RowMatrix>(chunks_[c].get(), count, cols_);
+    return {chunks_[c].get(), count, cols_};
   }
 
-  /// Appends a row of cols() floats and returns its index.
-  Index append(const float* values) {
-    float* dst = append_uninitialized();
+  /// Appends a row of cols() values and returns its index.
+  Index append(const T* values) {
+    T* dst = append_uninitialized();
     std::copy(values, values + cols_, dst);
     return size_ - 1;
   }
 
   /// Appends a row and returns a pointer to fill it.
-  float* append_uninitialized() {
+  T* append_uninitialized() {
     if (size_ == static_cast<Index>(chunks_.size()) * rows_per_chunk_) {
       // Uninitialised on purpose (see class comment).
-      chunks_.emplace_back(new float[static_cast<std::size_t>(rows_per_chunk_ * (cols_ > 0 ? cols_ : 1))]);
+      chunks_.emplace_back(new T[static_cast<std::size_t>(rows_per_chunk_ * (cols_ > 0 ? cols_ : 1))]);
     }
     ++size_;
     return row(size_ - 1);
@@ -97,7 +98,7 @@ class RowStore {
 
   /// Bytes reserved by the chunks (address space; resident memory is what was written).
   std::size_t reserved_bytes() const {
-    return chunks_.size() * sizeof(float) * static_cast<std::size_t>(rows_per_chunk_ * (cols_ > 0 ? cols_ : 1));
+    return chunks_.size() * sizeof(T) * static_cast<std::size_t>(rows_per_chunk_ * (cols_ > 0 ? cols_ : 1));
   }
 
  private:
@@ -105,8 +106,11 @@ class RowStore {
   Index size_ = 0;
   Index rows_per_chunk_ = 64;
   int shift_ = 6;  // log2(rows_per_chunk_)
-  std::vector<std::unique_ptr<float[]>> chunks_;
+  std::vector<std::unique_ptr<T[]>> chunks_;
 };
+
+/// Rows of floats.
+using RowStore = BasicRowStore<float>;
 
 }  // namespace detail
 }  // namespace nnfuzz

@@ -7,10 +7,19 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace nnfuzz {
 class Corpus;
 class Rng;
+class InputLayout;
+class InputBatch;
+class InputView;
+struct InputValue;
+/// The default input space: dense float rows (a model with `Index input_dim() const`).
+struct DenseInputs {};
+/// Structured inputs: token sequences, inputs of several parts (a model with an InputLayout).
+struct StructuredInputs {};
 namespace detail {
 
 template <typename...>
@@ -38,6 +47,17 @@ struct has_coverage_member<
     M, void_t<decltype(Eigen::Ref<const RowMatrix>(std::declval<const typename M::Output&>().coverage))>>
     : std::true_type {};
 
+NNFUZZ_DETECT(has_input_layout, std::declval<const T&>().input_layout());
+template <typename M, typename = void>
+struct has_structured_evaluate : std::false_type {};
+template <typename M>
+struct has_structured_evaluate<M, void_t<decltype(std::declval<M&>().evaluate(std::declval<const InputBatch&>(),
+                                                                              std::declval<typename M::Output&>()))>>
+    : std::true_type {};
+/// The model's input space: DenseInputs or StructuredInputs.
+template <typename M>
+using input_space_t = std::conditional_t<has_input_layout<M>::value, StructuredInputs, DenseInputs>;
+
 // Sampler
 NNFUZZ_DETECT(has_pick,
               static_cast<Index>(std::declval<T&>().pick(std::declval<const Corpus&>(), std::declval<Rng&>())));
@@ -48,6 +68,18 @@ NNFUZZ_DETECT(has_mutate, std::declval<T&>().mutate(std::declval<const Eigen::Re
                                                     std::declval<Eigen::Ref<RowMatrix>>(), std::declval<Rng&>()));
 NNFUZZ_DETECT(has_check_seeds,
               std::declval<const T&>().check_seeds(std::declval<const Eigen::Ref<const RowMatrix>&>()));
+NNFUZZ_DETECT(has_structured_mutate,
+              std::declval<T&>().mutate(std::declval<const InputView&>(), std::declval<const InputView&>(),
+                                        std::declval<InputBatch&>(), std::declval<Rng&>()));
+NNFUZZ_DETECT(has_check_seeds_structured,
+              std::declval<const T&>().check_seeds(std::declval<const std::vector<InputValue>&>()));
+/// True when Mutator can fill batches of the input space Space (the compiler's note on a failed
+/// check names both: mutator_fits_input_space<YourMutator, StructuredInputs>).
+template <typename Mutator, typename Space>
+struct mutator_fits_input_space {
+  static constexpr bool value =
+      std::is_same<Space, DenseInputs>::value ? has_mutate<Mutator>::value : has_structured_mutate<Mutator>::value;
+};
 
 // Coverage
 NNFUZZ_DETECT(has_reset, std::declval<T&>().reset(Index{1}));
@@ -56,20 +88,19 @@ NNFUZZ_DETECT(has_observe,
 NNFUZZ_DETECT(has_size, static_cast<Index>(std::declval<const T&>().size()));
 
 // Objective, in its three accepted shapes.
-template <typename O, typename Out, typename = void>
+template <typename O, typename Out, typename Batch = Eigen::Ref<const RowMatrix>, typename = void>
 struct has_check_member : std::false_type {};
-template <typename O, typename Out>
-struct has_check_member<O, Out,
-                        void_t<decltype(std::declval<O&>().check(std::declval<const Eigen::Ref<const RowMatrix>&>(),
+template <typename O, typename Out, typename Batch>
+struct has_check_member<O, Out, Batch,
+                        void_t<decltype(std::declval<O&>().check(std::declval<const Batch&>(),
                                                                  std::declval<const Out&>(), std::declval<Mask&>()))>>
     : std::true_type {};
-template <typename O, typename Out, typename = void>
+template <typename O, typename Out, typename Batch = Eigen::Ref<const RowMatrix>, typename = void>
 struct is_batch_callable : std::false_type {};
-template <typename O, typename Out>
-struct is_batch_callable<O, Out,
-                         void_t<decltype(std::declval<O&>()(std::declval<const Eigen::Ref<const RowMatrix>&>(),
-                                                            std::declval<const Out&>(), std::declval<Mask&>()))>>
-    : std::true_type {};
+template <typename O, typename Out, typename Batch>
+struct is_batch_callable<O, Out, Batch,
+                         void_t<decltype(std::declval<O&>()(std::declval<const Batch&>(), std::declval<const Out&>(),
+                                                            std::declval<Mask&>()))>> : std::true_type {};
 template <typename O, typename Out, typename = void>
 struct is_row_callable : std::false_type {};
 template <typename O, typename Out>
@@ -83,19 +114,19 @@ struct has_describe<
     O, Out, void_t<decltype(std::string(std::declval<const O&>().describe(std::declval<const Out&>(), Index{0})))>>
     : std::true_type {};
 
-template <typename O, typename Out>
+template <typename O, typename Out, typename Batch = Eigen::Ref<const RowMatrix>>
 constexpr bool is_objective_v =
-    has_check_member<O, Out>::value || is_batch_callable<O, Out>::value || is_row_callable<O, Out>::value;
+    has_check_member<O, Out, Batch>::value || is_batch_callable<O, Out, Batch>::value || is_row_callable<O, Out>::value;
 
 /// Runs any accepted shape of objective over a batch. The library sizes `hits` to the batch and
 /// clears it before the objective runs (so a `check` that only sets the rows it fires on is
 /// correct), and checks afterwards that the objective left one flag per row.
-template <typename O, typename Out>
-void run_objective(O& objective, const Eigen::Ref<const RowMatrix>& batch, const Out& out, Mask& hits) {
+template <typename O, typename Batch, typename Out>
+void run_objective(O& objective, const Batch& batch, const Out& out, Mask& hits) {
   hits.setConstant(batch.rows(), false);
-  if constexpr (has_check_member<O, Out>::value) {
+  if constexpr (has_check_member<O, Out, Batch>::value) {
     objective.check(batch, out, hits);
-  } else if constexpr (is_batch_callable<O, Out>::value) {
+  } else if constexpr (is_batch_callable<O, Out, Batch>::value) {
     objective(batch, out, hits);
   } else {
     for (Index r = 0; r < batch.rows(); ++r) hits(r) = static_cast<bool>(objective(out, r));

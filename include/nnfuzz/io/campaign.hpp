@@ -1,19 +1,28 @@
 // SPDX-License-Identifier: MIT
 // nnfuzz: persistent campaigns — a corpus directory that survives a kill, resume, replay.
 //
-// SPDX-License-Identifier: MIT
 // Directory layout (all files little-endian binary, each ending in a CRC-32 of what precedes it,
 // each written atomically and durably: temporary file, fsync, rename or link, fsync of the
 // directory):
-//   DIR/corpus.bin                    the corpus: "NNFZCORP", u32 version 1, u32 input_dim,
-//                                     u32 coverage_dim, u64 count, then per element:
-//                                     i64 parent, i64 root, i64 depth, u64 execution,
-//                                     u64 times_picked, input floats, coverage floats; crc32
+//   DIR/corpus.bin                    the corpus, format version 2 (written; version 1 is read too):
+//                                     "NNFZCORP", u32 version 2, u32 coverage_dim, u64 count,
+//                                     u64 executions (Corpus::executions()), u32 parts (0: dense),
+//                                     dense: u32 input_dim; structured: per part u32 kind (0 floats,
+//                                     1 tokens), u32 width (max_len), u32 vocab, u32 name length +
+//                                     name; then per element: i64 parent, i64 root, i64 depth,
+//                                     u64 execution, u64 times_picked, input floats (the float
+//                                     parts), i32 token cells (per token part: max_len ids, then
+//                                     the length), coverage floats; crc32
+//                                     (version 1: "NNFZCORP", u32 1, u32 input_dim, u32 coverage_dim,
+//                                     u64 count, elements without token cells)
 //   DIR/lock                          held (flock) by the CampaignSaver writing DIR; holds its pid
 //   DIR/findings/finding-<execution>-<pid>-<n>.bin
-//                                     one finding: "NNFZFIND", u32 version 1, u32 dim,
-//                                     i64 root, i64 parent, i64 depth, u64 execution, u64 run seed,
-//                                     u32 length + bytes of `what`, input floats; crc32
+//                                     one finding of a dense model: "NNFZFIND", u32 version 1,
+//                                     u32 dim, i64 root, i64 parent, i64 depth, u64 execution,
+//                                     u64 run seed, u32 length + bytes of `what`, input floats; crc32
+//                                     of a structured model: u32 version 2, u32 parts, the same
+//                                     lineage, seed and `what`, then per part u32 kind, u32 count,
+//                                     count floats or i32 ids; crc32
 // Killing the process at any moment leaves the previous corpus.bin or the new one, never a torn
 // file, and every finding a CampaignSaver reported is on disk (and its directory entry synced)
 // before the report returns. The writer refuses, before writing anything, what the loader would
@@ -43,6 +52,42 @@ constexpr char kFindingMagic[8] = {'N', 'N', 'F', 'Z', 'F', 'I', 'N', 'D'};
 constexpr std::uint32_t kMaxCampaignDim = 1u << 24;                // input and coverage widths
 constexpr std::uint64_t kMaxCorpusBytes = std::uint64_t{1} << 36;  // corpus.bin: 64 GiB
 constexpr std::uint64_t kMaxFindingBytes = std::uint64_t{1} << 30;
+constexpr std::uint32_t kMaxParts = 4096;
+constexpr std::uint32_t kMaxPartName = 4096;
+
+// Shapes of a structured layout both the writer and the loader accept.
+inline void check_layout(const char* fn, const std::string& path, const InputLayout& layout) {
+  if (layout.size() < 1 || layout.size() > kMaxParts)
+    fail(fn, ": corpus '", path, "' has ", layout.size(), " input parts (must be 1..", kMaxParts, ")");
+  for (const InputPart& p : layout.parts()) {
+    if (p.width < 1 || p.width > kMaxCampaignDim)
+      fail(fn, ": corpus '", path, "' part '", p.name, "' has width ", p.width, " (must be 1..", kMaxCampaignDim, ")");
+    if (p.kind == InputPart::Kind::tokens && (p.vocab < 1 || p.vocab > (Index{1} << 30)))
+      fail(fn, ": corpus '", path, "' part '", p.name, "' has vocabulary ", p.vocab, " (must be 1..2^30)");
+    if (p.name.size() > kMaxPartName)
+      fail(fn, ": corpus '", path, "' has a part name of ", p.name.size(), " bytes (at most ", kMaxPartName, ")");
+  }
+  if (static_cast<std::uint64_t>(layout.float_cells()) + static_cast<std::uint64_t>(layout.token_cells()) >
+      kMaxCampaignDim)
+    fail(fn, ": corpus '", path, "' has inputs of ", layout.float_cells() + layout.token_cells(), " cells (at most ",
+         kMaxCampaignDim, ")");
+}
+// The token cells of one stored input: lengths in [1, max_len], ids in [0, vocab).
+inline void check_token_cells(const char* fn, const std::string& path, std::uint64_t element, const InputLayout& layout,
+                              const TokenId* t) {
+  for (const InputPart& p : layout.parts()) {
+    if (p.kind != InputPart::Kind::tokens) continue;
+    const TokenId len = t[p.width];
+    if (len < 1 || len > p.width)
+      fail(fn, ": corpus '", path, "' element ", element, " part '", p.name, "' has length ", len, " (must be 1..",
+           p.width, ")");
+    for (Index i = 0; i < len; ++i)
+      if (t[i] < 0 || t[i] >= p.vocab)
+        fail(fn, ": corpus '", path, "' element ", element, " part '", p.name, "' token ", i, " is ", t[i],
+             ", outside [0, ", p.vocab, ")");
+    t += p.width + 1;
+  }
+}
 
 // The one check of a corpus both the writer and the loader make (the writer before writing).
 inline void check_corpus_shape(const char* fn, const std::string& path, std::uint64_t in_dim, std::uint64_t cov_dim,
@@ -52,8 +97,14 @@ inline void check_corpus_shape(const char* fn, const std::string& path, std::uin
          " (each must be in [1, ", kMaxCampaignDim, "])");
   if (count == 0) fail(fn, ": corpus '", path, "' has no elements");
 }
-inline std::uint64_t corpus_file_bytes(std::uint64_t in_dim, std::uint64_t cov_dim, std::uint64_t count) {
-  return 28 + count * (40 + 4 * (in_dim + cov_dim)) + 4;
+inline std::uint64_t corpus_file_bytes(std::uint64_t in_dim, std::uint64_t token_cells, std::uint64_t cov_dim,
+                                       std::uint64_t count, std::uint64_t header) {
+  return header + count * (40 + 4 * (in_dim + token_cells + cov_dim)) + 4;
+}
+inline std::uint64_t layout_header_bytes(const InputLayout& layout) {
+  std::uint64_t n = 0;
+  for (const InputPart& p : layout.parts()) n += 16 + p.name.size();
+  return n;
 }
 
 }  // namespace detail
@@ -64,11 +115,18 @@ inline std::uint64_t corpus_file_bytes(std::uint64_t in_dim, std::uint64_t cov_d
 /// over 64 GiB. (Coverage vectors may hold NaN/Inf: a seed's can.) Throws naming the file.
 inline void save_corpus(const std::string& dir, const Corpus& c) {
   const std::string path = (std::filesystem::path(dir) / "corpus.bin").string();
-  detail::check_corpus_shape("save_corpus()", path, static_cast<std::uint64_t>(c.input_dim()),
-                             static_cast<std::uint64_t>(c.coverage_dim()), static_cast<std::uint64_t>(c.size()));
-  const std::uint64_t bytes =
-      detail::corpus_file_bytes(static_cast<std::uint64_t>(c.input_dim()), static_cast<std::uint64_t>(c.coverage_dim()),
-                                static_cast<std::uint64_t>(c.size()));
+  if (c.structured()) {
+    detail::check_layout("save_corpus()", path, c.layout());
+    detail::check_corpus_shape("save_corpus()", path, 1, static_cast<std::uint64_t>(c.coverage_dim()),
+                               static_cast<std::uint64_t>(c.size()));
+  } else {
+    detail::check_corpus_shape("save_corpus()", path, static_cast<std::uint64_t>(c.input_dim()),
+                               static_cast<std::uint64_t>(c.coverage_dim()), static_cast<std::uint64_t>(c.size()));
+  }
+  const std::uint64_t header = 40 + (c.structured() ? detail::layout_header_bytes(c.layout()) : 4);
+  const std::uint64_t bytes = detail::corpus_file_bytes(
+      static_cast<std::uint64_t>(c.input_dim()), static_cast<std::uint64_t>(c.token_cells()),
+      static_cast<std::uint64_t>(c.coverage_dim()), static_cast<std::uint64_t>(c.size()), header);
   if (bytes > detail::kMaxCorpusBytes)
     detail::fail("save_corpus(): corpus '", path, "' would take ", bytes, " bytes, more than the loader's limit of ",
                  detail::kMaxCorpusBytes);
@@ -77,18 +135,35 @@ inline void save_corpus(const std::string& dir, const Corpus& c) {
     if (e.parent >= i || e.parent < -1 || e.root < 0 || e.root >= c.size() || e.depth < 0)
       detail::fail("save_corpus(): corpus '", path, "' element ", i, " has inconsistent lineage (parent ", e.parent,
                    ", root ", e.root, ", depth ", e.depth, ")");
-    if (!detail::all_finite(c.input(i).data(), static_cast<std::size_t>(c.input_dim())))
+    const float* in = c.structured() ? (c.input_dim() > 0 ? c.view(i).floats_data() : nullptr) : c.input(i).data();
+    if (in && !detail::all_finite(in, static_cast<std::size_t>(c.input_dim())))
       detail::fail("save_corpus(): corpus '", path, "' element ", i, " has a non-finite input value");
+    if (c.structured())
+      detail::check_token_cells("save_corpus()", path, static_cast<std::uint64_t>(i), c.layout(),
+                                c.view(i).tokens_data());
   }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) detail::fail("save_corpus(): cannot create directory '", dir, "': ", ec.message());
   detail::AtomicFile file("save_corpus()", path);
   std::vector<std::uint8_t> buf(detail::kCorpusMagic, detail::kCorpusMagic + 8);
-  detail::put_u32(buf, 1);
-  detail::put_u32(buf, static_cast<std::uint32_t>(c.input_dim()));
+  detail::put_u32(buf, 2);
   detail::put_u32(buf, static_cast<std::uint32_t>(c.coverage_dim()));
   detail::put_u64(buf, static_cast<std::uint64_t>(c.size()));
+  detail::put_u64(buf, c.executions());
+  if (c.structured()) {
+    detail::put_u32(buf, static_cast<std::uint32_t>(c.layout().size()));
+    for (const InputPart& p : c.layout().parts()) {
+      detail::put_u32(buf, p.kind == InputPart::Kind::tokens ? 1u : 0u);
+      detail::put_u32(buf, static_cast<std::uint32_t>(p.width));
+      detail::put_u32(buf, static_cast<std::uint32_t>(p.vocab));
+      detail::put_u32(buf, static_cast<std::uint32_t>(p.name.size()));
+      buf.insert(buf.end(), p.name.begin(), p.name.end());
+    }
+  } else {
+    detail::put_u32(buf, 0);
+    detail::put_u32(buf, static_cast<std::uint32_t>(c.input_dim()));
+  }
   for (Index i = 0; i < c.size(); ++i) {
     const CorpusEntry& e = c.entry(i);
     detail::put_u64(buf, static_cast<std::uint64_t>(e.parent));
@@ -96,7 +171,17 @@ inline void save_corpus(const std::string& dir, const Corpus& c) {
     detail::put_u64(buf, static_cast<std::uint64_t>(e.depth));
     detail::put_u64(buf, e.execution);
     detail::put_u64(buf, e.times_picked);
-    detail::put_floats(buf, c.input(i).data(), c.input_dim());
+    if (c.structured()) {
+      const InputView v = c.view(i);
+      if (c.input_dim() > 0) detail::put_floats(buf, v.floats_data(), c.input_dim());
+      if (c.token_cells() > 0) {
+        const std::size_t at = buf.size();
+        buf.resize(at + 4 * static_cast<std::size_t>(c.token_cells()));
+        std::memcpy(buf.data() + at, v.tokens_data(), 4 * static_cast<std::size_t>(c.token_cells()));
+      }
+    } else {
+      detail::put_floats(buf, c.input(i).data(), c.input_dim());
+    }
     detail::put_floats(buf, c.coverage(i).data(), c.coverage_dim());
     if (buf.size() >= (1u << 16)) {
       file.write(buf);
@@ -117,17 +202,64 @@ inline Corpus load_corpus(const std::string& dir) {
   detail::Reader r{"load_corpus()", path, bytes};
   r.pos = 8;
   const std::uint32_t version = r.u32();
-  if (version != 1) detail::fail("load_corpus(): file '", path, "' has format version ", version, " (reads 1)");
-  const std::uint32_t in_dim = r.u32(), cov_dim = r.u32();
-  const std::uint64_t count = r.u64();
-  detail::check_corpus_shape("load_corpus()", path, in_dim, cov_dim, count);
-  const std::uint64_t per = 40 + 4 * (static_cast<std::uint64_t>(in_dim) + cov_dim);
-  if (count == 0 || count > (bytes.size() / per) + 1 || 28 + count * per + 4 != bytes.size())
+  if (version != 1 && version != 2)
+    detail::fail("load_corpus(): file '", path, "' has format version ", version, " (reads 1 and 2)");
+  std::uint32_t in_dim = 0, cov_dim = 0, parts = 0;
+  std::uint64_t count = 0, executions = 0;
+  InputLayout layout;
+  if (version == 1) {
+    in_dim = r.u32();
+    cov_dim = r.u32();
+    count = r.u64();
+  } else {
+    cov_dim = r.u32();
+    count = r.u64();
+    executions = r.u64();
+    parts = r.u32();
+    if (parts == 0) {
+      in_dim = r.u32();
+    } else {
+      if (parts > detail::kMaxParts)
+        detail::fail("load_corpus(): file '", path, "' claims ", parts, " input parts (at most ", detail::kMaxParts,
+                     ")");
+      for (std::uint32_t p = 0; p < parts; ++p) {
+        const std::uint32_t kind = r.u32(), width = r.u32(), vocab = r.u32(), name_len = r.u32();
+        if (kind > 1) detail::fail("load_corpus(): file '", path, "' part ", p, " has unknown kind ", kind);
+        if (name_len > detail::kMaxPartName)
+          detail::fail("load_corpus(): file '", path, "' part ", p, " has a name of ", name_len, " bytes");
+        r.need(name_len);
+        std::string name(reinterpret_cast<const char*>(&bytes[r.pos]), name_len);
+        r.pos += name_len;
+        if (width < 1 || width > detail::kMaxCampaignDim || (kind == 1 && (vocab < 1 || vocab > (1u << 30))))
+          detail::fail("load_corpus(): file '", path, "' part '", name, "' has width ", width, " and vocabulary ",
+                       vocab);
+        if (kind == 1)
+          layout.tokens(name, vocab, width);
+        else
+          layout.floats(name, width);
+      }
+      detail::check_layout("load_corpus()", path, layout);
+      in_dim = static_cast<std::uint32_t>(layout.float_cells());
+    }
+  }
+  const std::uint32_t token_cells = static_cast<std::uint32_t>(layout.token_cells());
+  if (parts > 0)
+    detail::check_corpus_shape("load_corpus()", path, 1, cov_dim, count);
+  else
+    detail::check_corpus_shape("load_corpus()", path, in_dim, cov_dim, count);
+  const std::uint64_t per = 40 + 4 * (static_cast<std::uint64_t>(in_dim) + token_cells + cov_dim);
+  const std::uint64_t header = r.pos;
+  if (count > (bytes.size() / per) + 1 || header + count * per + 4 != bytes.size())
     detail::fail("load_corpus(): file '", path, "' claims ", count, " elements, its size (", bytes.size(),
-                 " bytes) fits ", (bytes.size() - 32) / per);
-  Corpus c(in_dim, cov_dim);
+                 " bytes) fits ", (bytes.size() - header - 4) / per);
+  Corpus c;
+  if (parts > 0)
+    c.reset(layout, cov_dim);
+  else
+    c.reset(in_dim, cov_dim);
   c.reserve(static_cast<Index>(count));
   RowVector in(in_dim), cov(cov_dim);
+  std::vector<TokenId> tokens(token_cells);
   for (std::uint64_t i = 0; i < count; ++i) {
     const auto parent = static_cast<std::int64_t>(r.u64()), root = static_cast<std::int64_t>(r.u64()),
                depth = static_cast<std::int64_t>(r.u64());
@@ -137,12 +269,22 @@ inline Corpus load_corpus(const std::string& dir) {
       detail::fail("load_corpus(): file '", path, "' element ", i, " has inconsistent lineage (parent ", parent,
                    ", root ", root, ", depth ", depth, ")");
     r.floats(in.data(), in_dim);
+    if (token_cells > 0) {
+      r.need(4 * static_cast<std::size_t>(token_cells));
+      std::memcpy(tokens.data(), &bytes[r.pos], 4 * static_cast<std::size_t>(token_cells));
+      r.pos += 4 * static_cast<std::size_t>(token_cells);
+      detail::check_token_cells("load_corpus()", path, i, layout, tokens.data());
+    }
     r.floats(cov.data(), cov_dim);
     if (!detail::all_finite(in))
       detail::fail("load_corpus(): file '", path, "' element ", i, " has a non-finite input value");
-    c.add(in.data(), cov.data(), parent, root, depth, execution);
+    if (parts > 0)
+      c.add_cells(in.data(), tokens.data(), cov.data(), parent, root, depth, execution);
+    else
+      c.add(in.data(), cov.data(), parent, root, depth, execution);
     c.set_times_picked(static_cast<Index>(i), picked);
   }
+  c.set_executions(executions);
   return c;
 }
 
@@ -160,7 +302,27 @@ struct SavedFinding {
 inline std::string save_finding(const std::string& dir, const Finding& f, std::uint64_t run_seed) {
   namespace fs = std::filesystem;
   const fs::path fdir = fs::path(dir) / "findings";
-  if (f.input.cols() < 1 || f.input.cols() > static_cast<Index>(detail::kMaxCampaignDim))
+  const bool structured = !f.value.tokens.empty() || !f.value.floats.empty();
+  if (structured) {
+    const std::size_t parts = f.value.tokens.size();
+    if (parts < 1 || parts > detail::kMaxParts || f.value.floats.size() != parts)
+      detail::fail("save_finding(): finding has ", parts, " token and ", f.value.floats.size(),
+                   " float part slots (must be equal, 1..", detail::kMaxParts, "), directory '", fdir.string(), "'");
+    std::uint64_t cells = 0;
+    for (std::size_t p = 0; p < parts; ++p) {
+      const bool tokens = !f.value.tokens[p].empty();
+      const auto n = static_cast<std::uint64_t>(tokens ? f.value.tokens[p].size() : f.value.floats[p].size());
+      if ((tokens && f.value.floats[p].size() != 0) || n < 1 || n > detail::kMaxCampaignDim)
+        detail::fail("save_finding(): finding part ", p, " must hold 1..", detail::kMaxCampaignDim,
+                     " tokens or floats (not both), directory '", fdir.string(), "'");
+      if (tokens)
+        for (TokenId t : f.value.tokens[p])
+          if (t < 0) detail::fail("save_finding(): finding part ", p, " holds a negative token id ", t);
+      cells += n;
+    }
+    if (48 + f.what.size() + 8 * parts + 4 * cells > detail::kMaxFindingBytes)
+      detail::fail("save_finding(): finding too large for the loader, directory '", fdir.string(), "'");
+  } else if (f.input.cols() < 1 || f.input.cols() > static_cast<Index>(detail::kMaxCampaignDim))
     detail::fail("save_finding(): finding input width ", f.input.cols(), " (must be in [1, ", detail::kMaxCampaignDim,
                  "]), directory '", fdir.string(), "'");
   if (48 + f.what.size() + 4 * static_cast<std::uint64_t>(f.input.cols()) > detail::kMaxFindingBytes)
@@ -170,8 +332,8 @@ inline std::string save_finding(const std::string& dir, const Finding& f, std::u
   fs::create_directories(fdir, ec);
   if (ec) detail::fail("save_finding(): cannot create directory '", fdir.string(), "': ", ec.message());
   std::vector<std::uint8_t> out(detail::kFindingMagic, detail::kFindingMagic + 8);
-  detail::put_u32(out, 1);
-  detail::put_u32(out, static_cast<std::uint32_t>(f.input.cols()));
+  detail::put_u32(out, structured ? 2 : 1);
+  detail::put_u32(out, static_cast<std::uint32_t>(structured ? f.value.tokens.size() : f.input.cols()));
   detail::put_u64(out, static_cast<std::uint64_t>(f.root));
   detail::put_u64(out, static_cast<std::uint64_t>(f.parent));
   detail::put_u64(out, static_cast<std::uint64_t>(f.depth));
@@ -179,7 +341,22 @@ inline std::string save_finding(const std::string& dir, const Finding& f, std::u
   detail::put_u64(out, run_seed);
   detail::put_u32(out, static_cast<std::uint32_t>(f.what.size()));
   out.insert(out.end(), f.what.begin(), f.what.end());
-  detail::put_floats(out, f.input.data(), f.input.cols());
+  if (structured) {
+    for (std::size_t p = 0; p < f.value.tokens.size(); ++p) {
+      const auto& ids = f.value.tokens[p];
+      if (!ids.empty()) {
+        detail::put_u32(out, 1);
+        detail::put_u32(out, static_cast<std::uint32_t>(ids.size()));
+        for (TokenId t : ids) detail::put_u32(out, static_cast<std::uint32_t>(t));
+      } else {
+        detail::put_u32(out, 0);
+        detail::put_u32(out, static_cast<std::uint32_t>(f.value.floats[p].size()));
+        detail::put_floats(out, f.value.floats[p].data(), f.value.floats[p].size());
+      }
+    }
+  } else {
+    detail::put_floats(out, f.input.data(), f.input.cols());
+  }
   const std::string stem =
       "finding-" + std::to_string(f.execution) + "-" + std::to_string(static_cast<long>(getpid())) + "-";
   for (int n = 0;; ++n) {
@@ -196,9 +373,11 @@ inline SavedFinding read_finding_file(const char* fn, const std::string& path) {
   const auto bytes = read_sealed(fn, path, kFindingMagic, kMaxFindingBytes);
   Reader r{fn, path, bytes};
   r.pos = 8;
-  if (const std::uint32_t v = r.u32(); v != 1) fail(fn, ": file '", path, "' has format version ", v, " (reads 1)");
-  const std::uint32_t dim = r.u32();
-  if (dim < 1 || dim > kMaxCampaignDim) fail(fn, ": file '", path, "' has absurd input size ", dim);
+  const std::uint32_t version = r.u32();
+  if (version != 1 && version != 2) fail(fn, ": file '", path, "' has format version ", version, " (reads 1 and 2)");
+  const std::uint32_t dim = r.u32();  // version 1: floats; version 2: parts
+  if (dim < 1 || dim > (version == 1 ? kMaxCampaignDim : kMaxParts))
+    fail(fn, ": file '", path, "' has absurd input size ", dim);
   SavedFinding s;
   s.path = path;
   s.finding.root = static_cast<Index>(r.u64());
@@ -210,9 +389,31 @@ inline SavedFinding read_finding_file(const char* fn, const std::string& path) {
   r.need(len);
   s.finding.what.assign(reinterpret_cast<const char*>(&bytes[r.pos]), len);
   r.pos += len;
-  r.need(4 * static_cast<std::size_t>(dim));  // before allocating what the file claims
-  s.finding.input.resize(dim);
-  r.floats(s.finding.input.data(), dim);
+  if (version == 2) {
+    s.finding.value.tokens.resize(dim);
+    s.finding.value.floats.resize(dim);
+    for (std::uint32_t p = 0; p < dim; ++p) {
+      const std::uint32_t kind = r.u32(), n = r.u32();
+      if (kind > 1 || n < 1 || n > kMaxCampaignDim)
+        fail(fn, ": file '", path, "' part ", p, " has kind ", kind, " and ", n, " values");
+      r.need(4 * static_cast<std::size_t>(n));  // before allocating what the file claims
+      if (kind == 1) {
+        auto& ids = s.finding.value.tokens[p];
+        ids.resize(n);
+        for (auto& t : ids) {
+          t = static_cast<TokenId>(r.u32());
+          if (t < 0) fail(fn, ": file '", path, "' part ", p, " holds a negative token id ", t);
+        }
+      } else {
+        s.finding.value.floats[p].resize(n);
+        r.floats(s.finding.value.floats[p].data(), n);
+      }
+    }
+  } else {
+    r.need(4 * static_cast<std::size_t>(dim));  // before allocating what the file claims
+    s.finding.input.resize(dim);
+    r.floats(s.finding.input.data(), dim);
+  }
   if (r.pos + 4 != bytes.size()) fail(fn, ": file '", path, "' has trailing bytes");
   return s;
 }
