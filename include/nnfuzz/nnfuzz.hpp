@@ -21,4 +21,5 @@
 #include "rng.hpp"
 #include "samplers.hpp"
 #include "text_mutators.hpp"
+#include "text_objectives.hpp"
 #include "version.hpp"

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// libFuzzer harness: the campaign writers never produce a file their loaders reject.
+// libFuzzer harness: the campaign writers never produce a file their loaders reject (dense and
+// structured corpora, findings).
 //
 // The input describes a corpus (widths, element count, lineage, raw float bits: NaN, Inf,
 // subnormals) or a finding (width, description, raw input bits). save_corpus()/save_finding()
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <string>
 
 #include "fuzz_support.hpp"
 
@@ -81,6 +83,54 @@ void corpus_roundtrip(nnfuzz_fuzz::TempDir& dir, Bytes in) {
   }
 }
 
+// A structured corpus (token and float parts) with arbitrary token cells: ids and lengths may be
+// out of range, which the writer must refuse.
+void structured_roundtrip(nnfuzz_fuzz::TempDir& dir, Bytes in) {
+  nnfuzz::InputLayout layout;
+  const int parts = 1 + in.u8() % 3;
+  for (int p = 0; p < parts; ++p) {
+    const std::uint8_t kind = in.u8();
+    if (kind & 1)
+      layout.tokens("t" + std::to_string(p), 1 + in.u8() % 12, 1 + in.u8() % 6);
+    else
+      layout.floats("f" + std::to_string(p), 1 + in.u8() % 5);
+  }
+  const nnfuzz::Index c = 1 + in.u8() % 3;
+  const int count = in.u8() % 5;
+  nnfuzz::Corpus corpus(layout, c);
+  std::vector<float> f(static_cast<std::size_t>(layout.float_cells()) + 1);
+  std::vector<nnfuzz::TokenId> t(static_cast<std::size_t>(layout.token_cells()) + 1);
+  nnfuzz::RowVector v(c);
+  for (int i = 0; i < count; ++i) {
+    for (auto& x : f) x = in.f32();
+    for (auto& x : t) x = static_cast<nnfuzz::TokenId>(static_cast<std::int8_t>(in.u8()));
+    for (nnfuzz::Index k = 0; k < c; ++k) v(k) = in.f32();
+    corpus.add_cells(f.data(), t.data(), v.data(), i - 1, 0, i, in.u32());
+  }
+  corpus.set_executions(in.u32());
+  dir.reset();
+  const auto file = std::filesystem::path(dir.path()) / "corpus.bin";
+  try {
+    nnfuzz::save_corpus(dir.path(), corpus);
+  } catch (const std::invalid_argument&) {
+    if (std::filesystem::exists(file)) nnfuzz_fuzz::harness_failure("save_corpus refused but wrote corpus.bin");
+    return;
+  }
+  const nnfuzz::Corpus back = nnfuzz::load_corpus(dir.path());  // must not throw
+  if (!back.structured() || back.layout() != layout || back.size() != corpus.size() ||
+      back.executions() != corpus.executions())
+    std::abort();
+  for (nnfuzz::Index i = 0; i < back.size(); ++i) {
+    if (layout.float_cells() > 0 &&
+        !same_bits(back.view(i).floats_data(), corpus.view(i).floats_data(), layout.float_cells()))
+      std::abort();
+    if (std::memcmp(back.view(i).tokens_data(), corpus.view(i).tokens_data(),
+                    4 * static_cast<std::size_t>(layout.token_cells())) != 0)
+      std::abort();
+    if (!same_bits(back.coverage(i).data(), corpus.coverage(i).data(), c)) std::abort();
+  }
+}
+
 void finding_roundtrip(nnfuzz_fuzz::TempDir& dir, Bytes in) {
   nnfuzz::Finding f;
   const nnfuzz::Index d = width(in.u8());
@@ -114,6 +164,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Bytes in{data + 1, size - 1};
   if (data[0] & 1)
     finding_roundtrip(dir, in);
+  else if (data[0] & 2)
+    structured_roundtrip(dir, in);
   else
     corpus_roundtrip(dir, in);
   return 0;

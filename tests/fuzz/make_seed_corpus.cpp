@@ -215,6 +215,15 @@ int main(int argc, char** argv) try {
     for (int b : {0, 0xff, 1, 9, 0, 0, 0, 3, int{'N'}, int{'a'}, int{'N'}})
       finding.push_back(static_cast<std::uint8_t>(b));
     put(roundtrip / "finding", finding);
+    // A structured corpus: one token part (vocab 10, max_len 4), coverage width 1, 2 elements.
+    Bytes structured{0x02, 0, 1, 9, 3, 0, 2};
+    for (int e = 0; e < 2; ++e) {
+      f32(structured, 0.5f);                                                                // the spare float cell
+      for (int b : {3, 1, 4, 0, 3, 0}) structured.push_back(static_cast<std::uint8_t>(b));  // ids, pad, length
+      f32(structured, 1.0f + static_cast<float>(e));                                        // coverage
+      for (int b : {5, 0, 0, 0}) structured.push_back(static_cast<std::uint8_t>(b));
+    }
+    put(roundtrip / "structured", structured);
     put(roundtrip / "zero_width", Bytes{0x00, 255, 0, 1});
   }
 
