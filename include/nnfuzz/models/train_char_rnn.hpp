@@ -26,6 +26,41 @@
 
 namespace nnfuzz {
 
+namespace detail {
+
+/// Backpropagates one row through gru_step_row(): from ∂loss/∂h' = d_out + carry, writes
+/// ∂loss/∂(x·W_i + b_i) to d_in (3H), ∂loss/∂(h·W_h + b_h) to d_rec (3H) and the direct part of
+/// ∂loss/∂h, (∂loss/∂h') ⊙ z, to `direct` (H). One pass over the row's gates.
+inline void gru_backward_row(const float* d_out, const float* carry, const float* gates, const float* rec,
+                             const float* h, Index H, float* d_in, float* d_rec, float* direct) {
+  using namespace Eigen::internal;
+  const FloatPacket one = pset1<FloatPacket>(1.0f);
+  for (Index j = 0; j < H; j += kFloatLanes) {
+    const Index k = std::min(kFloatLanes, H - j);
+    const FloatPacket dh = padd(load_part(d_out + j, k), load_part(carry + j, k));
+    const FloatPacket r = load_part(gates + j, k), z = load_part(gates + H + j, k), n = load_part(gates + 2 * H + j, k);
+    // h' = (1 - z) ⊙ n + z ⊙ h;  n = tanh(a_n), a_n = gx_n + r ⊙ hn;  r, z = σ(a_r), σ(a_z)
+    const FloatPacket dn = pmul(pmul(dh, psub(one, z)), psub(one, pmul(n, n)));                   // ∂/∂a_n
+    const FloatPacket dz = pmul(pmul(dh, psub(load_part(h + j, k), n)), pmul(z, psub(one, z)));   // ∂/∂a_z
+    const FloatPacket dr = pmul(pmul(dn, load_part(rec + 2 * H + j, k)), pmul(r, psub(one, r)));  // ∂/∂a_r
+    store_part(d_in + j, dr, k);
+    store_part(d_in + H + j, dz, k);
+    store_part(d_in + 2 * H + j, dn, k);
+    store_part(d_rec + j, dr, k);
+    store_part(d_rec + H + j, dz, k);
+    store_part(d_rec + 2 * H + j, pmul(dn, r), k);
+    store_part(direct + j, pmul(dh, z), k);
+  }
+}
+
+/// out = the sum of the rows of m (a row-major matrix: row by row, vectorised along the row).
+inline void column_sums(const RowMatrix& m, RowVector& out) {
+  out.setZero(m.cols());
+  for (Index i = 0; i < m.rows(); ++i) out += m.row(i);
+}
+
+}  // namespace detail
+
 /// Buffers of char_rnn_gradients(); reused across calls (no allocation at an unchanged shape).
 struct CharRnnWorkspace {
   CharRnnTrace trace;     ///< the forward pass
@@ -37,6 +72,7 @@ struct CharRnnWorkspace {
   RowMatrix d_table;      ///< vocab x 3H: ∂loss/∂(embedding·W_i + b_i)
   RowMatrix d_initial;    ///< B x H: ∂loss/∂(initial state)
   RowMatrix direct;       ///< B x H: working buffer
+  RowMatrix w_hidden_t;   ///< 3H x H: W_h transposed
 };
 
 /// The mean cross entropy (nats per predicted token) of predicting targets(b, t) after
@@ -98,7 +134,7 @@ inline float char_rnn_gradients(const CharRnn& net, const Eigen::Ref<const Token
   ws.d_recurrent.resize(B * T, G);
   ws.d_initial.setZero(B, H);  // the gradient carried back from later steps
   ws.direct.resize(B, H);
-  using Strided = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
+  ws.w_hidden_t = p.w_hidden.transpose();
   for (Index t = T; t-- > 0;) {
     for (Index b = 0; b < B; ++b) {
       const Index i = b * T + t;
@@ -108,33 +144,23 @@ inline float char_rnn_gradients(const CharRnn& net, const Eigen::Ref<const Token
         ws.direct.row(b) = ws.d_initial.row(b);
         continue;
       }
-      const auto dh = (ws.d_hidden.row(i) + ws.d_initial.row(b)).array();
-      const auto r = tr.gates.row(i).segment(0, H).array();
-      const auto z = tr.gates.row(i).segment(H, H).array();
-      const auto n = tr.gates.row(i).segment(2 * H, H).array();
-      const auto hn = tr.recurrent.row(i).segment(2 * H, H).array();
-      const auto hp = ws.h_prev.row(i).array();
-      // h = (1 - z) n + z h_prev
-      auto dn = ws.d_input.row(i).segment(2 * H, H).array();
-      dn = dh * (1 - z) * (1 - n * n);  // through tanh
-      ws.d_input.row(i).segment(H, H).array() = dh * (hp - n) * z * (1 - z);
-      ws.d_input.row(i).segment(0, H).array() = dn * hn * r * (1 - r);
-      ws.d_recurrent.row(i).segment(0, 2 * H) = ws.d_input.row(i).segment(0, 2 * H);
-      ws.d_recurrent.row(i).segment(2 * H, H).array() = dn * r;
-      ws.direct.row(b).array() = dh * z;
+      detail::gru_backward_row(ws.d_hidden.row(i).data(), ws.d_initial.row(b).data(), tr.gates.row(i).data(),
+                               tr.recurrent.row(i).data(), ws.h_prev.row(i).data(), H, ws.d_input.row(i).data(),
+                               ws.d_recurrent.row(i).data(), ws.direct.row(b).data());
     }
-    ws.d_initial = ws.direct;
-    ws.d_initial.noalias() +=
-        Strided(ws.d_recurrent.data() + t * G, B, G, Eigen::OuterStride<>(T * G)) * p.w_hidden.transpose();
+    // d_initial = direct + d_recurrent[t] · W_h^T (the kernel beats Eigen's GEMM here: no packing per step)
+    detail::row_invariant_affine(ws.d_recurrent.data() + t * G, B, G, T * G, ws.w_hidden_t.data(), H, nullptr,
+                                 ws.d_initial.data(), H);
+    ws.d_initial += ws.direct;
   }
   grads.w_output.noalias() = tr.hidden.transpose() * ws.d_logits;
-  grads.b_output = ws.d_logits.colwise().sum();
+  detail::column_sums(ws.d_logits, grads.b_output);
   grads.w_hidden.noalias() = ws.h_prev.transpose() * ws.d_recurrent;
-  grads.b_hidden = ws.d_recurrent.colwise().sum();
+  detail::column_sums(ws.d_recurrent, grads.b_hidden);
   ws.d_table.setZero(V, G);
   for (Index b = 0; b < B; ++b)
     for (Index t = 0; t < lengths(b); ++t) ws.d_table.row(tokens(b, t)) += ws.d_input.row(b * T + t);
-  grads.b_input = ws.d_table.colwise().sum();
+  detail::column_sums(ws.d_table, grads.b_input);
   grads.w_input.noalias() = p.embedding.transpose() * ws.d_table;
   grads.embedding.noalias() = ws.d_table * p.w_input.transpose();
   return static_cast<float>(loss) * scale;
