@@ -73,6 +73,7 @@ inline void put_u64(std::vector<std::uint8_t>& out, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
 }
 inline void put_floats(std::vector<std::uint8_t>& out, const float* p, Index n) {
+  if (n == 0) return;  // p may be null
   const std::size_t at = out.size();
   out.resize(at + 4 * static_cast<std::size_t>(n));
   std::memcpy(out.data() + at, p, 4 * static_cast<std::size_t>(n));  // little-endian hosts only
@@ -332,6 +333,7 @@ struct Reader {
   }
   void floats(float* out, Index n) {
     need(4 * static_cast<std::size_t>(n));
+    if (n == 0) return;  // out may be null (an input with no float part)
     std::memcpy(out, &b[pos], 4 * static_cast<std::size_t>(n));
     pos += 4 * static_cast<std::size_t>(n);
   }
