@@ -9,6 +9,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <limits>
 #include <sstream>
 
 #include <unistd.h>
@@ -518,6 +522,7 @@ TEST_CASE("CharRnn: training on a tiny text drives the loss down, reproducibly",
   o.bptt = 24;
   o.steps = 150;
   o.learning_rate = 1e-2f;
+  o.final_learning_rate = 2e-3f;
   o.eval_every = 50;
   o.seed = 3;
   std::ostringstream log;
@@ -581,4 +586,87 @@ TEST_CASE("CharRnn: training option errors name the option", "[char_rnn]") {
   const CharRnnTrainReport r = train_char_rnn(net, s, {}, o);
   CHECK(std::isnan(r.held_out_bits_per_char));
   CHECK(r.steps == 1);
+}
+
+namespace {
+double env_or(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atof(v) : fallback;
+}
+}  // namespace
+
+// Hidden (not run by default or by ctest): TensorFuzz's third target trained on Debian's fortunes,
+// for measuring bits/char against time. Run with (for example)
+//   NNFUZZ_CHAR_RNN_SECONDS=600 NNFUZZ_CHAR_RNN_HIDDEN=384 NNFUZZ_CHAR_RNN_THREADS=2
+//   NNFUZZ_CHAR_RNN_SAVE=rnn.bin nnfuzz_tests "[.char_rnn_fortunes]"
+// in the environment (also _EMBED, _BATCH, _LR, _FINAL_LR, _EVAL_EVERY).
+TEST_CASE("CharRnn: train on Debian's fortunes (measurement)", "[.char_rnn_fortunes]") {
+  if (!fs::is_directory(default_fortunes_dir())) {
+    WARN("no " << default_fortunes_dir() << " (apt-get install fortunes fortunes-min): skipped");
+    return;
+  }
+  const auto text = to_printable_ascii(read_fortunes());
+  const TextSplit split = split_held_out(text, 0.05, 0);
+  const Alphabet alphabet = Alphabet::of_texts(split.train);
+  const std::vector<int> train = alphabet.encode_texts(split.train);
+  const std::vector<int> held_out = alphabet.encode_texts(split.held_out);
+  std::cout << text.size() << " fortunes; training " << train.size() << " ids, held-out " << held_out.size()
+            << " ids; vocabulary " << alphabet.size() << "\n";
+  CharRnn net({alphabet.size(), static_cast<Index>(env_or("NNFUZZ_CHAR_RNN_EMBED", 64)),
+               static_cast<Index>(env_or("NNFUZZ_CHAR_RNN_HIDDEN", 384))});
+  net.init(1);
+  CharRnnTrainOptions o;
+  o.batch_size = static_cast<Index>(env_or("NNFUZZ_CHAR_RNN_BATCH", 32));
+  o.bptt = 100;
+  o.steps = std::numeric_limits<Index>::max() / 2;
+  o.max_seconds = env_or("NNFUZZ_CHAR_RNN_SECONDS", 60);
+  o.learning_rate = static_cast<float>(env_or("NNFUZZ_CHAR_RNN_LR", 3e-3));
+  o.final_learning_rate = static_cast<float>(env_or("NNFUZZ_CHAR_RNN_FINAL_LR", 3e-4));
+  o.eval_every = static_cast<Index>(env_or("NNFUZZ_CHAR_RNN_EVAL_EVERY", 500));
+  o.threads = static_cast<int>(env_or("NNFUZZ_CHAR_RNN_THREADS", 2));
+  const CharRnnTrainReport r = train_char_rnn(net, train, held_out, o);
+  std::cout << "parameters " << net.parameter_count() << ", steps " << r.steps << ", " << r.characters << " chars in "
+            << r.seconds << " s (" << static_cast<double>(r.characters) / r.seconds << " chars/s)\n";
+  for (const auto& e : r.history)
+    std::cout << "  step " << e.step << "  " << e.seconds << " s  train " << e.train_bits_per_char << "  held-out "
+              << e.held_out_bits_per_char << " bits/char\n";
+  if (const char* path = std::getenv("NNFUZZ_CHAR_RNN_SAVE")) save_char_rnn(path, net, alphabet.symbols());
+  CHECK(r.held_out_bits_per_char < std::log2(static_cast<double>(alphabet.size())));
+  // Generations: greedy and sampled (temperature 0.8) from a few prompts.
+  const std::vector<std::string> prompts = {"", "The ", "Q:\tWhat do you call", "A computer", "Never"};
+  const Index n = 160;
+  for (const float temperature : {0.0f, 0.8f}) {
+    TokenMatrix p = TokenMatrix::Zero(static_cast<Index>(prompts.size()), 32);
+    Eigen::VectorXi len(static_cast<Index>(prompts.size()));
+    for (std::size_t k = 0; k < prompts.size(); ++k) {
+      const std::string clean = to_printable_ascii(prompts[k]);
+      const std::vector<int> ids = alphabet.encode(clean);
+      p(static_cast<Index>(k), 0) = Alphabet::kBoundary;
+      for (std::size_t i = 0; i < ids.size(); ++i) p(static_cast<Index>(k), static_cast<Index>(i) + 1) = ids[i];
+      len(static_cast<Index>(k)) = static_cast<int>(ids.size() + 1);
+    }
+    RowMatrix noise(p.rows(), n);
+    Rng(7).fill_uniform(noise.data(), noise.size());
+    CharRnnGeneration g;
+    net.generate(p, len, n, temperature, noise, g);
+    for (std::size_t k = 0; k < prompts.size(); ++k)
+      std::cout << "--- temperature " << temperature << ", prompt \"" << to_printable_ascii(prompts[k]) << "\":\n"
+                << to_printable_ascii(prompts[k]) << alphabet.decode(g.tokens.row(static_cast<Index>(k)).data(), n)
+                << "\n";
+  }
+  // Generation speed.
+  for (const Index b : {1, 16, 64}) {
+    TokenMatrix p = TokenMatrix::Zero(b, 1);
+    RowMatrix noise(b, 200);
+    Rng(8).fill_uniform(noise.data(), noise.size());
+    CharRnnGeneration g;
+    const auto t0 = std::chrono::steady_clock::now();
+    int reps = 0;
+    do {
+      net.generate(p, Eigen::VectorXi::Ones(b), 200, 1.0f, noise, g);
+      ++reps;
+    } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 1.0);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << "generate, batch " << b << ": " << static_cast<double>(reps * b * 200) / s << " chars/s\n";
+  }
 }

@@ -276,7 +276,8 @@ struct CharRnnGeneration {
 /// Batch-first and batch-invariant: forward() and generate() give a row the same bits whatever
 /// the other rows and the batch size (see the header comment). generate() takes its randomness
 /// as an input (one uniform per drawn char), so a generated text is a pure function of (prompt,
-/// noise, temperature) and replays bit for bit.
+/// noise, temperature) and replays bit for bit. The const members may run concurrently on one
+/// network, each call with its own trace or generation buffers.
 class CharRnn {
  public:
   CharRnn() = default;
@@ -476,8 +477,10 @@ class CharRnn {
                                    tr.logits.data(), V);
     for (Index b = 0; b < B; ++b) {
       for (Index t = lengths(b); t < T; ++t) tr.logits.row(b * T + t).setZero();
-      tr.final_state.row(b) =
-          lengths(b) > 0 ? RowVector(tr.hidden.row(b * T + lengths(b) - 1)) : RowVector(tr.initial.row(b));
+      if (lengths(b) > 0)
+        tr.final_state.row(b) = tr.hidden.row(b * T + lengths(b) - 1);
+      else
+        tr.final_state.row(b) = tr.initial.row(b);
     }
   }
 

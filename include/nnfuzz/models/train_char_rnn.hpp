@@ -221,12 +221,15 @@ inline double char_rnn_bits_per_char(const CharRnn& net, const std::vector<int>&
 /// Options of train_char_rnn(). Same options, seed, threads and data => the same weights, bit
 /// for bit.
 struct CharRnnTrainOptions {
-  Index batch_size = 64;          ///< lanes: sequences per step
-  Index bptt = 100;               ///< ids per lane per step: the truncation of backpropagation through time
-  Index steps = 1000;             ///< optimisation steps (at most)
-  double max_seconds = 0;         ///< stop after the step that passes this wall time (0: no limit)
-  float learning_rate = 2e-3f;    ///< Adam's step size
-  float final_learning_rate = 0;  ///< if > 0, the step size decays geometrically to this at the last step
+  Index batch_size = 64;        ///< lanes: sequences per step
+  Index bptt = 100;             ///< ids per lane per step: the truncation of backpropagation through time
+  Index steps = 1000;           ///< optimisation steps (at most)
+  double max_seconds = 0;       ///< stop after the step that passes this wall time (0: no limit)
+  float learning_rate = 2e-3f;  ///< Adam's step size
+  /// If > 0, the step size decays geometrically from learning_rate to this over the run: at each
+  /// step by the larger of the fraction of `steps` done and, with max_seconds, the fraction of
+  /// max_seconds spent (then the weights depend on the machine's speed, not only on the options).
+  float final_learning_rate = 0;
   float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;  ///< Adam's constants
   float clip_norm = 5.0f;            ///< the global gradient norm is clipped to this (0: no clipping)
   Index eval_every = 0;              ///< held-out evaluation every this many steps (0: at the end only)
@@ -332,10 +335,14 @@ inline CharRnnTrainReport train_char_rnn(CharRnn& net, const std::vector<int>& t
       *o.progress << line << "\n" << std::flush;
     }
   };
-  const double decay =
-      o.final_learning_rate > 0 && o.steps > 1
-          ? std::log(static_cast<double>(o.final_learning_rate) / o.learning_rate) / static_cast<double>(o.steps - 1)
-          : 0.0;
+  const double log_ratio =
+      o.final_learning_rate > 0 ? std::log(static_cast<double>(o.final_learning_rate) / o.learning_rate) : 0.0;
+  // Fraction of the run done, for the step-size schedule.
+  auto progress = [&](Index done) {
+    double f = o.steps > 1 ? static_cast<double>(done) / static_cast<double>(o.steps - 1) : 1.0;
+    if (o.max_seconds > 0) f = std::max(f, elapsed() / o.max_seconds);
+    return std::min(f, 1.0);
+  };
   Index step = 0;
   for (; step < o.steps; ++step) {
     if (o.max_seconds > 0 && elapsed() > o.max_seconds) break;
@@ -385,8 +392,7 @@ inline CharRnnTrainReport train_char_rnn(CharRnn& net, const std::vector<int>& t
     const double t1 = static_cast<double>(step + 1);
     const float c1 = static_cast<float>(1.0 - std::pow(static_cast<double>(o.beta1), t1));
     const float c2 = static_cast<float>(1.0 - std::pow(static_cast<double>(o.beta2), t1));
-    const float lr =
-        static_cast<float>(o.learning_rate * std::exp(decay * static_cast<double>(step))) * std::sqrt(c2) / c1;
+    const float lr = static_cast<float>(o.learning_rate * std::exp(log_ratio * progress(step))) * std::sqrt(c2) / c1;
     CharRnnParams::zip(
         [&](auto& p, auto& g, auto& m, auto& v) {
           g *= clip;
