@@ -437,6 +437,8 @@ TEST_CASE("CharRnn: malformed weights files are errors naming the file", "[char_
 }
 
 TEST_CASE("CharRnn: BPTT gradients match finite differences", "[char_rnn]") {
+  const float dropout = GENERATE(0.0f, 0.3f);
+  INFO("dropout " << dropout);
   const CharRnn base = random_net({6, 4, 5}, 31);
   const TokenMatrix tokens = random_tokens(3, 5, 6, 32);
   const TokenMatrix targets = random_tokens(3, 5, 6, 33);
@@ -447,16 +449,16 @@ TEST_CASE("CharRnn: BPTT gradients match finite differences", "[char_rnn]") {
   CharRnn net = base;
   CharRnnParams g, g2;
   CharRnnWorkspace ws;
-  const float loss = char_rnn_gradients(net, tokens, lengths, targets, h0, g, ws);
+  const float loss = char_rnn_gradients(net, tokens, lengths, targets, h0, g, ws, nullptr, dropout, 77);
   CHECK(loss > 0.5f);
   const RowMatrix d_initial = ws.d_initial;
   // Central differences of the loss (in double around float parameters: step 1e-2).
   auto numeric = [&](float& x) {
     const float x0 = x, h = 1e-2f;
     x = x0 + h;
-    const double up = char_rnn_gradients(net, tokens, lengths, targets, h0, g2, ws);
+    const double up = char_rnn_gradients(net, tokens, lengths, targets, h0, g2, ws, nullptr, dropout, 77);
     x = x0 - h;
-    const double down = char_rnn_gradients(net, tokens, lengths, targets, h0, g2, ws);
+    const double down = char_rnn_gradients(net, tokens, lengths, targets, h0, g2, ws, nullptr, dropout, 77);
     x = x0;
     return (up - down) / (2.0 * static_cast<double>(h));
   };
@@ -483,9 +485,9 @@ TEST_CASE("CharRnn: BPTT gradients match finite differences", "[char_rnn]") {
       float& x = h0(b, j);
       const float x0 = x;
       x = x0 + 1e-2f;
-      const double up = char_rnn_gradients(net, tokens, lengths, targets, h0, g2, ws);
+      const double up = char_rnn_gradients(net, tokens, lengths, targets, h0, g2, ws, nullptr, dropout, 77);
       x = x0 - 1e-2f;
-      const double down = char_rnn_gradients(net, tokens, lengths, targets, h0, g2, ws);
+      const double down = char_rnn_gradients(net, tokens, lengths, targets, h0, g2, ws, nullptr, dropout, 77);
       x = x0;
       CHECK(d_initial(b, j) == Approx((up - down) / 2e-2).margin(2e-4).epsilon(0.01));
     }
@@ -494,6 +496,12 @@ TEST_CASE("CharRnn: BPTT gradients match finite differences", "[char_rnn]") {
   bad(1, 2) = 6;
   REQUIRE_THROWS_WITH(char_rnn_gradients(net, tokens, lengths, bad, h0, g2, ws),
                       Catch::Contains("char_rnn_gradients()") && Catch::Contains("target 6 at row 1, column 2"));
+  REQUIRE_THROWS_WITH(char_rnn_gradients(net, tokens, lengths, targets, h0, g2, ws, nullptr, 1.0f),
+                      Catch::Contains("'dropout'") && Catch::Contains("got 1"));
+  if (dropout > 0) {  // another mask, another loss
+    const float other = char_rnn_gradients(net, tokens, lengths, targets, h0, g2, ws, nullptr, dropout, 78);
+    CHECK(other != loss);
+  }
 }
 
 TEST_CASE("CharRnn: bits per char of a uniform model is log2(vocab)", "[char_rnn]") {
@@ -552,6 +560,7 @@ TEST_CASE("CharRnn: training on a tiny text drives the loss down, reproducibly",
   CharRnn c({alphabet.size(), 8, 32});
   c.init(1);
   o.threads = 2;
+  o.dropout = 0.1f;
   const CharRnnTrainReport rc = train_char_rnn(c, stream, held_out, o);
   CHECK(rc.held_out_bits_per_char < 1.0);
   // The trained model continues a prompt the way the text does.
@@ -581,6 +590,9 @@ TEST_CASE("CharRnn: training option errors name the option", "[char_rnn]") {
   o.threads = 0;
   REQUIRE_THROWS_WITH(train_char_rnn(net, s, {}, o), Catch::Contains("'threads'"));
   o.threads = 1;
+  o.dropout = 1;
+  REQUIRE_THROWS_WITH(train_char_rnn(net, s, {}, o), Catch::Contains("'dropout'"));
+  o.dropout = 0;
   REQUIRE_THROWS_WITH(train_char_rnn(net, {0, 1, 5}, {}, o), Catch::Contains("training id 5 at position 2"));
   REQUIRE_THROWS_WITH(train_char_rnn(net, {0}, {}, o), Catch::Contains("1 ids"));
   const CharRnnTrainReport r = train_char_rnn(net, s, {}, o);
@@ -599,7 +611,7 @@ double env_or(const char* name, double fallback) {
 // for measuring bits/char against time. Run with (for example)
 //   NNFUZZ_CHAR_RNN_SECONDS=600 NNFUZZ_CHAR_RNN_HIDDEN=384 NNFUZZ_CHAR_RNN_THREADS=2
 //   NNFUZZ_CHAR_RNN_SAVE=rnn.bin nnfuzz_tests "[.char_rnn_fortunes]"
-// in the environment (also _EMBED, _BATCH, _LR, _FINAL_LR, _EVAL_EVERY).
+// in the environment (also _EMBED, _BATCH, _LR, _FINAL_LR, _DROPOUT, _EVAL_EVERY).
 TEST_CASE("CharRnn: train on Debian's fortunes (measurement)", "[.char_rnn_fortunes]") {
   if (!fs::is_directory(default_fortunes_dir())) {
     WARN("no " << default_fortunes_dir() << " (apt-get install fortunes fortunes-min): skipped");
@@ -624,6 +636,7 @@ TEST_CASE("CharRnn: train on Debian's fortunes (measurement)", "[.char_rnn_fortu
   o.final_learning_rate = static_cast<float>(env_or("NNFUZZ_CHAR_RNN_FINAL_LR", 3e-4));
   o.eval_every = static_cast<Index>(env_or("NNFUZZ_CHAR_RNN_EVAL_EVERY", 500));
   o.threads = static_cast<int>(env_or("NNFUZZ_CHAR_RNN_THREADS", 2));
+  o.dropout = static_cast<float>(env_or("NNFUZZ_CHAR_RNN_DROPOUT", 0));
   const CharRnnTrainReport r = train_char_rnn(net, train, held_out, o);
   std::cout << "parameters " << net.parameter_count() << ", steps " << r.steps << ", " << r.characters << " chars in "
             << r.seconds << " s (" << static_cast<double>(r.characters) / r.seconds << " chars/s)\n";
