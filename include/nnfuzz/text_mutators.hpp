@@ -46,6 +46,9 @@ struct StructuredMutatorOptions {
   /// Ids edits may write: empty = all of [0, vocab) of the part; else only these (e.g. the
   /// characters of a training alphabet, without special ids).
   std::vector<TokenId> alphabet;
+  /// Leading tokens of every sequence that edits never touch (e.g. 1 for a start-of-text id);
+  /// the alphabet check of check_seeds() skips them too.
+  Index keep_prefix = 0;
   float insert_weight = 1, delete_weight = 1, substitute_weight = 1, swap_weight = 1;  ///< choice of edit (>= 0)
   /// Float parts: the fraction of elements redrawn per mutant (0 = leave the float parts alone).
   float float_fraction = 0.1f;
@@ -69,6 +72,8 @@ class StructuredMutator {
       detail::fail("StructuredMutator(): option 'max_distance' must be >= 0 (0 = no bound), got ", o_.max_distance);
     for (TokenId t : o_.alphabet)
       if (t < 0) detail::fail("StructuredMutator(): option 'alphabet' holds a negative id ", t);
+    if (o_.keep_prefix < 0)
+      detail::fail("StructuredMutator(): option 'keep_prefix' must be >= 0, got ", o_.keep_prefix);
     const float w[4] = {o_.insert_weight, o_.delete_weight, o_.substitute_weight, o_.swap_weight};
     float total = 0;
     for (float x : w) {
@@ -99,7 +104,7 @@ class StructuredMutator {
         }
       if (!o_.alphabet.empty())
         for (std::size_t p = 0; p < seeds[s].tokens.size(); ++p)
-          for (std::size_t i = 0; i < seeds[s].tokens[p].size(); ++i)
+          for (std::size_t i = static_cast<std::size_t>(o_.keep_prefix); i < seeds[s].tokens[p].size(); ++i)
             if (std::find(o_.alphabet.begin(), o_.alphabet.end(), seeds[s].tokens[p][i]) == o_.alphabet.end())
               detail::fail("StructuredMutator: seed ", s, " part ", p, " token ", i, " (id ", seeds[s].tokens[p][i],
                            ") is not in the mutator's alphabet");
@@ -145,29 +150,33 @@ class StructuredMutator {
     const double u = rng.uniform();
     int kind = 0;
     while (kind < 3 && u >= cumulative_[kind]) ++kind;
-    if (kind == 0 && len >= part.width) kind = 2;  // full: substitute instead of insert
-    if (kind == 1 && len <= 1) kind = 2;           // never empty: substitute instead of delete
-    if (kind == 3 && len < 2) kind = 2;
+    const Index lo = std::min(o_.keep_prefix, len);         // editable positions: [lo, len)
+    if (kind == 0 && len >= part.width) kind = 2;           // full: substitute instead of insert
+    if (kind == 1 && (len <= 1 || len - lo < 1)) kind = 2;  // never empty: substitute instead of delete
+    if (kind == 3 && len - lo < 2) kind = 2;
+    if (kind == 2 && len - lo < 1) kind = len < part.width ? 0 : -1;  // nothing to substitute: append, or nothing
     auto begin = seq_.begin();
     switch (kind) {
+      case -1:
+        break;
       case 0: {  // insert
-        const Index at = rng.uniform_index(len + 1);
+        const Index at = lo + rng.uniform_index(len - lo + 1);
         std::copy_backward(begin + at, begin + len, begin + len + 1);
         seq_[static_cast<std::size_t>(at)] = draw(part, rng);
         ++len;
         break;
       }
       case 1: {  // delete
-        const Index at = rng.uniform_index(len);
+        const Index at = lo + rng.uniform_index(len - lo);
         std::copy(begin + at + 1, begin + len, begin + at);
         --len;
         break;
       }
       case 2:  // substitute
-        seq_[static_cast<std::size_t>(rng.uniform_index(len))] = draw(part, rng);
+        seq_[static_cast<std::size_t>(lo + rng.uniform_index(len - lo))] = draw(part, rng);
         break;
       default: {  // swap neighbours
-        const auto at = static_cast<std::size_t>(rng.uniform_index(len - 1));
+        const auto at = static_cast<std::size_t>(lo + rng.uniform_index(len - lo - 1));
         std::swap(seq_[at], seq_[at + 1]);
       }
     }
