@@ -4,6 +4,7 @@
 #include <nnfuzz/io/campaign.hpp>
 
 #include "support/planted.hpp"
+#include "support/temp_dir.hpp"
 
 #include <csignal>
 #include <filesystem>
@@ -24,13 +25,8 @@ using nnfuzz_test::planted_seeds;
 using nnfuzz_test::PlantedModel;
 
 namespace {
-struct TempDir {
-  fs::path dir = fs::temp_directory_path() / ("nnfuzz_campaign_" + std::to_string(::getpid()));
-  TempDir() {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~TempDir() { fs::remove_all(dir); }
+struct TempDir : nnfuzz_test::TempDir {
+  TempDir() : nnfuzz_test::TempDir("nnfuzz_campaign") {}
 };
 auto planted(std::uint64_t seed, std::uint64_t executions) {
   FuzzOptions o;

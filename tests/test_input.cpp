@@ -6,6 +6,7 @@
 #include <nnfuzz/nnfuzz.hpp>
 
 #include "support/planted.hpp"
+#include "support/temp_dir.hpp"
 #include "support/token_model.hpp"
 
 #include <filesystem>
@@ -40,13 +41,8 @@ std::vector<InputValue> noisy_seeds() {
   }
   return seeds;
 }
-struct TempDir {
-  fs::path dir = fs::temp_directory_path() / ("nnfuzz_input_" + std::to_string(::getpid()));
-  TempDir() {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~TempDir() { fs::remove_all(dir); }
+struct TempDir : nnfuzz_test::TempDir {
+  TempDir() : nnfuzz_test::TempDir("nnfuzz_input") {}
 };
 }  // namespace
 

@@ -105,16 +105,8 @@ class Corpus {
       inputs_.append_uninitialized();
       input = nullptr;
     }
-    CorpusEntry e;
-    e.id = size();
-    e.parent = parent;
-    e.root = root;
-    e.depth = depth;
-    e.execution = execution;
     if (input) inputs_.append(input);
-    coverage_.append(coverage);
-    entries_.push_back(e);
-    return e.id;
+    return push_entry(coverage, parent, root, depth, execution);
   }
 
   /// Appends a structured element from its cells (InputView layout) and returns its id.
@@ -131,15 +123,7 @@ class Corpus {
     float* f = inputs_.append_uninitialized();
     TokenId* t = tokens_.cols() > 0 ? tokens_.append_uninitialized() : scratch_tokens();
     batch.pack(r, f, t);
-    CorpusEntry e;
-    e.id = size();
-    e.parent = parent;
-    e.root = root;
-    e.depth = depth;
-    e.execution = execution;
-    coverage_.append(coverage);
-    entries_.push_back(e);
-    return e.id;
+    return push_entry(coverage, parent, root, depth, execution);
   }
 
   /// Reserves room for n entries' bookkeeping (rows grow in chunks anyway).
@@ -158,6 +142,18 @@ class Corpus {
   }
 
  private:
+  // Appends the coverage vector and the entry, once the input's cells are stored.
+  Index push_entry(const float* coverage, Index parent, Index root, Index depth, std::uint64_t execution) {
+    CorpusEntry e;
+    e.id = size();
+    e.parent = parent;
+    e.root = root;
+    e.depth = depth;
+    e.execution = execution;
+    coverage_.append(coverage);
+    entries_.push_back(e);
+    return e.id;
+  }
   TokenId* scratch_tokens() {
     scratch_.resize(1);
     return scratch_.data();
