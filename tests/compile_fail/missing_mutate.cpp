@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// EXPECT: Mutator must provide `void mutate
+// EXPECT: the Mutator does not fit the model.s input space
 #include "../support/planted.hpp"
 struct NoMutate {
   void mutate(int) {}
