@@ -192,13 +192,15 @@ class StructuredMutator {
   void mutate_floats(Row&& row, Rng& rng) {
     const Index w = row.cols();
     const Index k = std::max<Index>(1, static_cast<Index>(std::lround(o_.float_fraction * static_cast<float>(w))));
+    if (o_.sigma > 0) {  // the row's normals in one fill (fill_normal draws 32 at a time)
+      normals_.resize(static_cast<std::size_t>(k));
+      rng.fill_normal(normals_.data(), k);
+    }
     for (Index i = 0; i < k; ++i) {
       const Index c = rng.uniform_index(w);
       float v;
       if (o_.sigma > 0) {
-        float z;
-        rng.fill_normal(&z, 1);
-        v = row(c) + o_.sigma * z;
+        v = row(c) + o_.sigma * normals_[static_cast<std::size_t>(i)];
       } else {
         v = o_.lo + (o_.hi - o_.lo) * static_cast<float>(rng.uniform());
       }
@@ -210,6 +212,7 @@ class StructuredMutator {
   double cumulative_[4] = {0, 0, 0, 0};
   std::vector<TokenId> seq_;
   std::vector<Index> dist_;
+  std::vector<float> normals_;
 };
 
 }  // namespace nnfuzz

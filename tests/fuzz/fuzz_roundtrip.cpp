@@ -49,6 +49,19 @@ bool same_bits(const float* a, const float* b, nnfuzz::Index n) {
   return std::memcmp(a, b, 4 * static_cast<std::size_t>(n)) == 0;
 }
 
+// Saves into a fresh directory: true when written; false when refused, which must leave no file.
+bool saved(nnfuzz_fuzz::TempDir& dir, const nnfuzz::Corpus& corpus) {
+  dir.reset();
+  try {
+    nnfuzz::save_corpus(dir.path(), corpus);
+    return true;
+  } catch (const std::invalid_argument&) {
+    if (std::filesystem::exists(std::filesystem::path(dir.path()) / "corpus.bin"))
+      nnfuzz_fuzz::harness_failure("save_corpus refused but wrote corpus.bin");
+    return false;
+  }
+}
+
 void corpus_roundtrip(nnfuzz_fuzz::TempDir& dir, Bytes in) {
   const nnfuzz::Index d = width(in.u8()), c = width(in.u8());
   const int count = in.u8() % 6;
@@ -62,14 +75,7 @@ void corpus_roundtrip(nnfuzz_fuzz::TempDir& dir, Bytes in) {
     corpus.add(x.data(), v.data(), parent, root, depth, in.u32());
     corpus.set_times_picked(i, in.u8());
   }
-  dir.reset();
-  const auto file = std::filesystem::path(dir.path()) / "corpus.bin";
-  try {
-    nnfuzz::save_corpus(dir.path(), corpus);
-  } catch (const std::invalid_argument&) {
-    if (std::filesystem::exists(file)) nnfuzz_fuzz::harness_failure("save_corpus refused but wrote corpus.bin");
-    return;
-  }
+  if (!saved(dir, corpus)) return;
   const nnfuzz::Corpus back = nnfuzz::load_corpus(dir.path());  // must not throw
   if (back.size() != corpus.size() || back.input_dim() != d || back.coverage_dim() != c) std::abort();
   for (nnfuzz::Index i = 0; i < back.size(); ++i) {
@@ -108,14 +114,7 @@ void structured_roundtrip(nnfuzz_fuzz::TempDir& dir, Bytes in) {
     corpus.add_cells(f.data(), t.data(), v.data(), i - 1, 0, i, in.u32());
   }
   corpus.set_executions(in.u32());
-  dir.reset();
-  const auto file = std::filesystem::path(dir.path()) / "corpus.bin";
-  try {
-    nnfuzz::save_corpus(dir.path(), corpus);
-  } catch (const std::invalid_argument&) {
-    if (std::filesystem::exists(file)) nnfuzz_fuzz::harness_failure("save_corpus refused but wrote corpus.bin");
-    return;
-  }
+  if (!saved(dir, corpus)) return;
   const nnfuzz::Corpus back = nnfuzz::load_corpus(dir.path());  // must not throw
   if (!back.structured() || back.layout() != layout || back.size() != corpus.size() ||
       back.executions() != corpus.executions())

@@ -130,14 +130,15 @@ inline void fsync_parent(const char* fn, const std::string& path) {
 }
 
 /// Writes a file atomically and durably, streaming: bytes go to a temporary file next to the
-/// target (with a running CRC-32); finish() appends the CRC, flushes, fsyncs, then renames over
+/// target (with a running CRC-32); finish() appends the CRC (unless `seal` is false), flushes,
+/// fsyncs, then renames over
 /// the target (or, with `no_replace`, links it in and fails if the target exists) and fsyncs
 /// the directory. Destroyed without finish(): the temporary file is removed, the target untouched.
 class AtomicFile {
  public:
-  /// Opens `path`'s temporary file; `fn` names the caller in errors.
-  AtomicFile(const char* fn, std::string path)
-      : fn_(fn), path_(std::move(path)), tmp_(temp_name_for(path_)), guard_(tmp_) {
+  /// Opens `path`'s temporary file; `fn` names the caller in errors; `seal`: end with the CRC-32.
+  AtomicFile(const char* fn, std::string path, bool seal = true)
+      : fn_(fn), path_(std::move(path)), tmp_(temp_name_for(path_)), guard_(tmp_), seal_(seal) {
     f_ = std::fopen(tmp_.c_str(), "wbx");
     if (!f_) {
       const int err = errno;
@@ -170,7 +171,7 @@ class AtomicFile {
   bool finish(bool no_replace = false) {
     std::uint8_t c[4];
     for (int i = 0; i < 4; ++i) c[i] = static_cast<std::uint8_t>(crc_ >> (8 * i));
-    if (std::fwrite(c, 1, 4, f_) != 4 || std::fflush(f_) != 0 || ::fsync(fileno(f_)) != 0) {
+    if ((seal_ && std::fwrite(c, 1, 4, f_) != 4) || std::fflush(f_) != 0 || ::fsync(fileno(f_)) != 0) {
       const int err = errno;
       fail(fn_, ": cannot write '", tmp_, "' (for '", path_, "'): ", errno_text(err));
     }
@@ -203,6 +204,7 @@ class AtomicFile {
   const char* fn_;
   std::string path_, tmp_;
   TempFileGuard guard_;
+  bool seal_;
   std::FILE* f_ = nullptr;
   std::uint32_t crc_ = 0;
   std::uint64_t bytes_ = 0;
@@ -210,27 +212,9 @@ class AtomicFile {
 
 /// Writes `bytes` (already sealed, or not: no CRC is added) to `path` atomically and durably.
 inline void write_file_atomic(const char* fn, const std::string& path, const std::vector<std::uint8_t>& bytes) {
-  const std::string tmp = temp_name_for(path);
-  TempFileGuard guard(tmp);
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) {
-    const int err = errno;
-    fail(fn, ": cannot create '", tmp, "' (for '", path, "'): ", errno_text(err));
-  }
-  bool ok =
-      std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 && fsync(fileno(f)) == 0;
-  int err = errno;
-  if (std::fclose(f) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) fail(fn, ": cannot write '", tmp, "' (for '", path, "'): ", errno_text(err));
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    err = errno;
-    fail(fn, ": cannot rename '", tmp, "' to '", path, "': ", errno_text(err));
-  }
-  guard.release();
-  fsync_parent(fn, path);
+  AtomicFile file(fn, path, /*seal=*/false);
+  file.write(bytes);
+  file.finish();
 }
 
 /// Removes `*.tmp.<pid>.<n>` files in `dir` left by processes that no longer run (a kill

@@ -28,6 +28,7 @@
 
 #include "../detail/binary_file.hpp"
 #include "../detail/config.hpp"
+#include "../input.hpp"  // TokenMatrix
 #include "../rng.hpp"
 
 #include <algorithm>
@@ -35,14 +36,12 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 namespace nnfuzz {
-
-/// Row-major matrix of token ids: one sequence per row (batch-first).
-using TokenMatrix = Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 namespace detail {
 
@@ -515,6 +514,28 @@ class CharRnn {
 /// Saves a CharRnn to `path` (format in the header comment), atomically and durably, with the
 /// alphabet's bytes (`symbols`, the Alphabet::symbols() of io/text.hpp, or empty). Throws
 /// std::invalid_argument naming the file for a network with no parameters, a non-finite
+namespace detail {
+/// Where a parameter set first holds a NaN or an infinity (file order of CharRnnParams::zip).
+struct NonFiniteParam {
+  const char* name;
+  Index index;
+  float value;
+};
+inline std::optional<NonFiniteParam> first_non_finite(const CharRnnParams& p) {
+  const char* const names[] = {"embedding", "w_input", "b_input", "w_hidden", "b_hidden", "w_output", "b_output"};
+  std::optional<NonFiniteParam> bad;
+  int which = 0;
+  CharRnnParams::zip(
+      [&](const auto& m) {
+        for (Index i = 0; i < m.size() && !bad; ++i)
+          if (!is_finite(m.data()[i])) bad = NonFiniteParam{names[which], i, m.data()[i]};
+        ++which;
+      },
+      p);
+  return bad;
+}
+}  // namespace detail
+
 /// parameter, symbols that do not match the vocabulary, or any I/O error.
 inline void save_char_rnn(const std::string& path, const CharRnn& net, const std::string& symbols = "") {
   const char* fn = "save_char_rnn()";
@@ -523,17 +544,9 @@ inline void save_char_rnn(const std::string& path, const CharRnn& net, const std
   if (!symbols.empty() && static_cast<Index>(symbols.size()) + 1 != s.vocab)
     detail::fail(fn, ": ", symbols.size(), " symbols for a vocabulary of ", s.vocab,
                  " (expected vocab - 1 = ", s.vocab - 1, "; file '", path, "')");
-  const char* names[] = {"embedding", "w_input", "b_input", "w_hidden", "b_hidden", "w_output", "b_output"};
-  int which = 0;
-  CharRnnParams::zip(
-      [&](const auto& m) {
-        for (Index i = 0; i < m.size(); ++i)
-          if (!detail::is_finite(m.data()[i]))
-            detail::fail(fn, ": parameter ", names[which], " has a non-finite value ", m.data()[i], " at ", i,
-                         " (file '", path, "')");
-        ++which;
-      },
-      net.params());
+  if (const auto bad = detail::first_non_finite(net.params()))
+    detail::fail(fn, ": parameter ", bad->name, " has a non-finite value ", bad->value, " at ", bad->index, " (file '",
+                 path, "')");
   std::vector<std::uint8_t> header(detail::kCharRnnMagic, detail::kCharRnnMagic + 8);
   for (const std::uint64_t v : {std::uint64_t{detail::kCharRnnVersion}, std::uint64_t{detail::kCharRnnCellGru},
                                 static_cast<std::uint64_t>(s.vocab), static_cast<std::uint64_t>(s.embed),
@@ -594,16 +607,8 @@ inline CharRnn load_char_rnn(const std::string& path, std::string* symbols = nul
   in.pos += (n_symbols + 3) / 4 * 4;
   CharRnn net(s);
   CharRnnParams::zip([&](auto& m) { in.floats(m.data(), m.size()); }, net.params());
-  const char* names[] = {"embedding", "w_input", "b_input", "w_hidden", "b_hidden", "w_output", "b_output"};
-  int which = 0;
-  CharRnnParams::zip(
-      [&](const auto& m) {
-        for (Index i = 0; i < m.size(); ++i)
-          if (!detail::is_finite(m.data()[i]))
-            detail::fail(fn, ": file '", path, "' has a non-finite value in parameter ", names[which], " at ", i);
-        ++which;
-      },
-      net.params());
+  if (const auto bad = detail::first_non_finite(net.params()))
+    detail::fail(fn, ": file '", path, "' has a non-finite value in parameter ", bad->name, " at ", bad->index);
   return net;
 }
 
