@@ -256,7 +256,12 @@ class Rng {
  }                                                                                                  \
  lanes.store(lanes_);
 
-  void fill_normal_generic(float* out, Index n){NNFUZZ_FILL_NORMAL_LOOP(box_muller_generic)}
+  void fill_normal_generic(float* out, Index n) { NNFUZZ_FILL_NORMAL_LOOP(box_muller_generic) }
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC's own AVX-512 intrinsic headers trip -Wmaybe-uninitialized in target-attributed code.
+# pragma GCC diagnostic push
+# pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #if defined(NNFUZZ_X86_DISPATCH)
   NNFUZZ_TARGET_AVX512 void fill_normal_avx512(float* out, Index n){NNFUZZ_FILL_NORMAL_LOOP(box_muller_avx512)}
 
@@ -323,6 +328,9 @@ class Rng {
   }
 #endif
 #undef NNFUZZ_FILL_NORMAL_LOOP
+#if defined(__GNUC__) && !defined(__clang__)
+# pragma GCC diagnostic pop
+#endif
 
   // 16 pairs with Eigen's vectorised log, sqrt, sin and cos.
   static void box_muller_generic(Lanes& lanes, float* cos_out, float* sin_out) {

@@ -17,6 +17,11 @@ namespace detail {
 /// Rounds a float to the nearest float16 value (returned as float).
 inline float round_to_half(float x) { return static_cast<float>(Eigen::half(x)); }
 
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC's own AVX-512 intrinsic headers trip -Wmaybe-uninitialized in target-attributed code.
+# pragma GCC diagnostic push
+# pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #if defined(NNFUZZ_HALF_DISPATCH)
 __attribute__((target("avx512f"))) inline void half_dense_avx512(const float* x, Index rows, Index k_dim,
                                                                  const float* w, Index n_dim, const float* bias,
@@ -80,6 +85,10 @@ __attribute__((target("avx2,f16c"))) inline void half_dense_f16c(const float* x,
   }
 # undef rnd
 }
+#endif
+
+#if defined(__GNUC__) && !defined(__clang__)
+# pragma GCC diagnostic pop
 #endif
 
 inline void half_dense_scalar(const float* x, Index rows, Index k_dim, const float* w, Index n_dim, const float* bias,

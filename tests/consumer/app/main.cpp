@@ -8,6 +8,7 @@
 #include <nnfuzz/nnfuzz.hpp>  // first, before Eigen (F16C for Eigen::half under GCC)
 #include <nnfuzz/io/campaign.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -49,9 +50,50 @@ struct BandModel {
   }
 };
 
+// The user's token model: sequences of ids in [0, 8), NaN when one holds four 5s in a row.
+struct RunModel {
+  struct Output {
+    nnfuzz::RowMatrix coverage, y;
+    template <class F>
+    void for_each_tensor(F&& f) const {
+      f("y", y);
+    }
+  };
+  nnfuzz::InputLayout input_layout() const { return nnfuzz::InputLayout().tokens("ids", 8, 12); }
+  void evaluate(const nnfuzz::InputBatch& batch, Output& out) const {
+    out.coverage.resize(batch.rows(), 1);
+    out.y.resize(batch.rows(), 1);
+    for (nnfuzz::Index r = 0; r < batch.rows(); ++r) {
+      const int* ids = batch.ids(0, r);  // engine-ready: contiguous int32 ids, then padding
+      int run = 0, best = 0;
+      for (nnfuzz::Index i = 0; i < batch.length(0, r); ++i) best = std::max(best, run = ids[i] == 5 ? run + 1 : 0);
+      out.coverage(r, 0) = static_cast<float>(best);
+      out.y(r, 0) = best >= 4 ? std::nanf("") : 0.0f;
+    }
+  }
+};
+
+// Structured inputs from the installed package: token seeds, the shipped text mutator, replay.
+bool fuzz_tokens() {
+  nnfuzz::FuzzOptions options;
+  options.seed = 2;
+  options.batch_size = 20;
+  options.max_executions = 50000;
+  auto fuzzer = nnfuzz::make_fuzzer(RunModel{}, nnfuzz::RecentSampler(), nnfuzz::StructuredMutator(),
+                                    nnfuzz::BruteForceCoverage(0.5f), nnfuzz::NonFiniteObjective(), options);
+  const nnfuzz::FuzzResult r = fuzzer.run(std::vector<nnfuzz::InputValue>{nnfuzz::token_input({1, 2, 3})});
+  std::printf("token model: %s after %llu executions\n", r.found() ? "four 5s found" : "nothing",
+              static_cast<unsigned long long>(r.stats.executions));
+  return r.found() && fuzzer.replay(r.findings.front().value);
+}
+
 }  // namespace
 
 int main() {
+  if (!fuzz_tokens()) {
+    std::printf("FAIL: the token model's planted run of 5s was not found or does not replay\n");
+    return 1;
+  }
   nnfuzz::FuzzOptions options;
   options.seed = 1;
   options.batch_size = 50;
