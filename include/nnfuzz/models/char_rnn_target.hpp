@@ -107,6 +107,17 @@ class CharRnnTarget {
     return alphabet_.decode(ids.data() + skip, static_cast<Index>(ids.size() - skip));
   }
 
+  /// The continuation the model generates for one input (e.g. a Finding's value): evaluate() on a
+  /// batch of one row. Throws std::invalid_argument when `v` does not fit input_layout().
+  std::string continuation(const InputValue& v) {
+    const InputLayout layout = input_layout();
+    check_input("CharRnnTarget::continuation()", "the input", layout, v);
+    one_.reserve(layout, 1);
+    one_.set_row(0, v);
+    evaluate(one_, one_out_);
+    return one_out_.texts[0];
+  }
+
   /// The network.
   const CharRnn& net() const { return net_; }
   /// The alphabet.
@@ -120,6 +131,8 @@ class CharRnnTarget {
   Eigen::VectorXi lengths_;
   RowMatrix noise_;
   CharRnnGeneration gen_;
+  InputBatch one_;  // continuation()'s batch and output
+  Output one_out_;
 };
 
 }  // namespace nnfuzz

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <numeric>
 #include <ostream>
 #include <string>
@@ -36,6 +37,9 @@ struct TrainOptions {
   std::uint64_t seed = 0;                               ///< shuffling seed
   std::ostream* progress = nullptr;                     ///< progress bar target (nullptr: silent)
   std::string label = "train";                          ///< name shown on the progress bar
+  /// Called with the network after every optimisation step (empty: none), e.g. to keep pruned
+  /// weights at zero (prune.hpp's train_pruned()).
+  std::function<void(Mlp<float>&)> after_step;
 };
 
 /// What train() measured.
@@ -46,13 +50,14 @@ struct TrainReport {
   float final_batch_accuracy = 0;  ///< accuracy over the last 100 steps' batches
 };
 
-/// Fraction of rows of `x` whose argmax logit equals `labels`.
-template <typename Scalar>
-double accuracy(const Mlp<Scalar>& net, const Eigen::Ref<const RowMatrix>& x,
-                const Eigen::Ref<const Eigen::VectorXi>& labels, Index batch = 1000) {
+/// Fraction of rows of `x` whose argmax logit equals `labels`. `Net` is any classifier with a
+/// `Trace` type, `forward(x, trace)` and `trace.logits()`: Mlp<float>, Mlp<Eigen::half>, Int8Mlp.
+template <typename Net>
+double accuracy(const Net& net, const Eigen::Ref<const RowMatrix>& x, const Eigen::Ref<const Eigen::VectorXi>& labels,
+                Index batch = 1000) {
   if (x.rows() != labels.size()) detail::fail("accuracy(): ", x.rows(), " inputs but ", labels.size(), " labels");
   if (x.rows() == 0) return 0;
-  typename Mlp<Scalar>::Trace t;
+  typename Net::Trace t;
   Index correct = 0;
   for (Index first = 0; first < x.rows(); first += batch) {
     const Index n = std::min(batch, x.rows() - first);
@@ -230,6 +235,7 @@ inline TrainReport train(Mlp<float>& net, const Eigen::Ref<const RowMatrix>& x,
         adam(layers[l].bias, grads[l].bias, m1[l].bias, m2[l].bias);
       }
     }
+    if (o.after_step) o.after_step(net);
     const Index window = std::min<Index>(step + 1, 100);
     rep.final_loss =
         std::accumulate(recent_loss.begin(), recent_loss.begin() + window, 0.0f) / static_cast<float>(window);

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+// nnfuzz: minimisation of findings (libFuzzer's -minimize_crash, AFL's afl-tmin, for continuous
+// inputs): the smallest change from the root seed that still makes the objective fire.
+#pragma once
+
+#include "detail/config.hpp"
+#include "detail/finite.hpp"
+#include "detail/traits.hpp"
+#include "fuzzer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+namespace nnfuzz {
+
+/// The size of a perturbation x − root in three norms.
+struct PerturbationSize {
+  Index l0 = 0;     ///< elements that differ
+  double l2 = 0;    ///< Euclidean norm
+  double linf = 0;  ///< largest absolute difference
+};
+
+/// The size of x − root. Throws std::invalid_argument for different widths.
+inline PerturbationSize perturbation_size(const Eigen::Ref<const RowVector>& root,
+                                          const Eigen::Ref<const RowVector>& x) {
+  if (root.cols() != x.cols())
+    detail::fail("perturbation_size(): root has ", root.cols(), " elements, the input ", x.cols());
+  PerturbationSize s;
+  double sq = 0;
+  for (Index c = 0; c < x.cols(); ++c) {
+    const double d = static_cast<double>(x(c)) - static_cast<double>(root(c));
+    if (d == 0) continue;
+    ++s.l0;
+    sq += d * d;
+    s.linf = std::max(s.linf, std::abs(d));
+  }
+  s.l2 = std::sqrt(sq);
+  return s;
+}
+
+/// Options of minimize().
+struct MinimizeOptions {
+  /// Rows per model call while searching (candidates are evaluated side by side).
+  Index batch_size = 64;
+  /// The batch size a candidate is confirmed in: it is accepted only if it fires as the first of
+  /// this many copies, as Fuzzer::replay() judges a finding (0: batch_size). Give the fuzzer's
+  /// batch_size so that "it still fires" means what the fuzzer's replay means.
+  Index confirm_batch_size = 0;
+  /// Rounds of the line search root -> finding (each halves the interval 1/batch_size-fold).
+  int line_rounds = 3;
+  /// Greedy resets of blocks of elements to the root, block sizes halving down to 1 (afl-tmin).
+  bool reset_elements = true;
+  /// Budget of model executions (candidates and confirmations); the search stops when spent.
+  Index max_executions = 20000;
+};
+
+/// What minimize() did.
+struct MinimizeResult {
+  RowVector input;                 ///< the minimised input (the finding itself if nothing smaller fired)
+  PerturbationSize before, after;  ///< sizes of finding − root and input − root
+  Index executions = 0;            ///< model executions spent
+  double line_t = 1;               ///< the line search's result: input = root + t (finding − root), before resets
+};
+
+/// Shrinks `finding` towards `root` while `objective` still fires on `model`:
+///  1. a line search on x(t) = root + t (finding − root), t in (0, 1]: the smallest t found that
+///     fires (batch_size values of t per model call, line_rounds rounds);
+///  2. greedy resets (afl-tmin's block deletion for continuous inputs): blocks of the elements
+///     that still differ from the root are set back to the root's values, block sizes halving
+///     from half of them to one element; a reset is kept when the result still fires.
+/// Every accepted step is confirmed in a batch of confirm_batch_size copies. The result never
+/// grows in L0, L2 or L-inf: a line step scales the whole perturbation by t <= 1 (no element
+/// ends farther from the root than in the finding, whatever the rounding), and a reset zeroes
+/// some of its elements. Works for any dense model (`input_dim()`, `evaluate(batch, out)`)
+/// and any objective the Fuzzer accepts. Throws std::invalid_argument for widths that differ from
+/// the model's, non-finite inputs, bad options, or a finding that does not fire.
+template <typename Model, typename Objective>
+MinimizeResult minimize(Model& model, Objective& objective, const Eigen::Ref<const RowVector>& root,
+                        const Eigen::Ref<const RowVector>& finding, const MinimizeOptions& o = {}) {
+  const char* fn = "minimize()";
+  const Index D = model.input_dim();
+  if (root.cols() != D || finding.cols() != D)
+    detail::fail(fn, ": root has ", root.cols(), " and the finding ", finding.cols(), " elements, the model takes ", D);
+  if (!detail::all_finite(root.data(), static_cast<std::size_t>(D)) ||
+      !detail::all_finite(finding.data(), static_cast<std::size_t>(D)))
+    detail::fail(fn, ": the root or the finding holds a NaN or an infinity");
+  if (o.batch_size < 2) detail::fail(fn, ": option 'batch_size' must be >= 2, got ", o.batch_size);
+  if (o.confirm_batch_size < 0)
+    detail::fail(fn, ": option 'confirm_batch_size' must be >= 0, got ", o.confirm_batch_size);
+  if (o.line_rounds < 0) detail::fail(fn, ": option 'line_rounds' must be >= 0, got ", o.line_rounds);
+  if (o.max_executions < 1) detail::fail(fn, ": option 'max_executions' must be >= 1, got ", o.max_executions);
+  const Index confirm_rows = o.confirm_batch_size > 0 ? o.confirm_batch_size : o.batch_size;
+
+  typename Model::Output out;
+  Mask hits;
+  RowMatrix batch(o.batch_size, D), copies(confirm_rows, D);
+  MinimizeResult r;
+  r.input = finding;
+  r.before = perturbation_size(root, finding);
+  auto eval = [&](const RowMatrix& b, Index rows) {
+    model.evaluate(b.topRows(rows), out);
+    detail::run_objective(objective, b.topRows(rows), out, hits);
+    r.executions += rows;
+  };
+  auto confirm = [&](const Eigen::Ref<const RowVector>& x) {
+    copies.rowwise() = x;
+    eval(copies, confirm_rows);
+    return static_cast<bool>(hits(0));
+  };
+  if (!confirm(finding)) detail::fail(fn, ": the objective does not fire on the finding (nothing to minimise)");
+  // x(t) = root + t (finding - root), computed in double, never farther from the root than the
+  // finding in any element (float rounding of the product cannot make it grow).
+  auto along_line = [&](double t, RowVector& x) {
+    for (Index c = 0; c < D; ++c) {
+      const double d = static_cast<double>(finding(c)) - static_cast<double>(root(c));
+      const float v = static_cast<float>(static_cast<double>(root(c)) + t * d);
+      x(c) = std::abs(static_cast<double>(v) - root(c)) <= std::abs(d) ? v : finding(c);
+    }
+  };
+  RowVector x(D);
+  auto budget_left = [&](Index rows) { return r.executions + rows + confirm_rows <= o.max_executions; };
+
+  // 1. Line search: the smallest t in (lo, hi] that fires.
+  double lo = 0, hi = 1;
+  for (int round = 0; round < o.line_rounds && budget_left(o.batch_size); ++round) {
+    const Index n = o.batch_size;
+    for (Index i = 0; i < n; ++i) {
+      along_line(lo + (hi - lo) * static_cast<double>(i + 1) / static_cast<double>(n), x);
+      batch.row(i) = x;
+    }
+    eval(batch, n);
+    Index first = -1;
+    for (Index i = 0; i < n - 1 && first < 0; ++i)  // row n - 1 is t = hi, which fires
+      if (hits(i)) first = i;
+    if (first < 0) break;
+    const double t = lo + (hi - lo) * static_cast<double>(first + 1) / static_cast<double>(n);
+    along_line(t, x);
+    if (!budget_left(0) || !confirm(x)) break;
+    lo = lo + (hi - lo) * static_cast<double>(first) / static_cast<double>(n);
+    hi = t;
+    r.input = x;
+  }
+  r.line_t = hi;
+
+  // 2. Greedy block resets to the root, largest blocks first.
+  if (o.reset_elements) {
+    std::vector<Index> changed;
+    for (Index c = 0; c < D; ++c)
+      if (r.input(c) != root(c)) changed.push_back(c);
+    for (Index block = std::max<Index>(1, static_cast<Index>(changed.size()) / 2); block >= 1 && !changed.empty();
+         block /= 2) {
+      // Candidates: each block of `block` consecutive changed elements reset; batch_size at a time.
+      for (std::size_t start = 0; start < changed.size();) {
+        Index n = 0;
+        std::vector<std::pair<std::size_t, std::size_t>> spans;
+        for (std::size_t s = start; s < changed.size() && n < o.batch_size; s += static_cast<std::size_t>(block), ++n) {
+          const std::size_t e = std::min(changed.size(), s + static_cast<std::size_t>(block));
+          batch.row(n) = r.input;
+          for (std::size_t k = s; k < e; ++k) batch(n, changed[k]) = root(changed[k]);
+          spans.emplace_back(s, e);
+        }
+        if (n == 0 || !budget_left(n)) break;
+        eval(batch, n);
+        // Keep every block whose reset fired alone, if together they still fire; else the first.
+        RowVector all = r.input, first_only = r.input;
+        bool any = false;
+        for (Index i = 0; i < n; ++i) {
+          if (!hits(i)) continue;
+          for (std::size_t k = spans[static_cast<std::size_t>(i)].first; k < spans[static_cast<std::size_t>(i)].second;
+               ++k) {
+            all(changed[k]) = root(changed[k]);
+            if (!any) first_only(changed[k]) = root(changed[k]);
+          }
+          any = true;
+        }
+        start = spans.back().second;
+        if (!any) continue;
+        if (budget_left(0) && confirm(all))
+          r.input = all;
+        else if (budget_left(0) && confirm(first_only))
+          r.input = first_only;
+        else
+          continue;
+        std::vector<Index> still;  // drop the elements now at the root; restart this block size
+        for (Index c : changed)
+          if (r.input(c) != root(c)) still.push_back(c);
+        changed.swap(still);
+        start = 0;
+      }
+      if (block == 1) break;
+    }
+  }
+  r.after = perturbation_size(root, r.input);
+  return r;
+}
+
+/// A callback that minimises every finding as it is reported (FuzzOptions stay untouched; the
+/// fuzz run itself does not change): it keeps its own copies of the model and the objective,
+/// and the seeds the run started from (a finding's root indexes them).
+///
+///     nnfuzz::MinimizeFindings<Model, Objective> mini(model, objective, seeds, {.confirm_batch_size = 100});
+///     fuzzer.run(seeds, mini);
+///     for (const auto& m : mini.results()) ... m.input, m.before, m.after
+template <typename Model, typename Objective>
+class MinimizeFindings {
+ public:
+  /// Copies of the model and objective the fuzzer uses, and the run's seeds.
+  MinimizeFindings(Model model, Objective objective, RowMatrix seeds, MinimizeOptions options = {})
+      : model_(std::move(model)), objective_(std::move(objective)), seeds_(std::move(seeds)), o_(options) {}
+  /// Minimises the finding against its root seed.
+  void on_finding(const Finding& f, const FuzzStats&) {
+    if (f.root < 0 || f.root >= seeds_.rows())
+      detail::fail("MinimizeFindings: a finding's root is seed ", f.root, ", but ", seeds_.rows(),
+                   " seeds were given (pass the seeds of this run)");
+    results_.push_back(minimize(model_, objective_, seeds_.row(f.root), f.input, o_));
+  }
+  /// One result per finding, in the order found.
+  const std::vector<MinimizeResult>& results() const { return results_; }
+
+ private:
+  Model model_;
+  Objective objective_;
+  RowMatrix seeds_;
+  MinimizeOptions o_;
+  std::vector<MinimizeResult> results_;
+};
+
+}  // namespace nnfuzz

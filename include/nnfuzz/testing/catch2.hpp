@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+// nnfuzz: fuzzing as a Catch2 test (v2 or v3: include your Catch2 header first).
+//
+//     #include <catch2/catch.hpp>
+//     #include <nnfuzz/testing/catch2.hpp>
+//     TEST_CASE("my model has no NaN near the test images") {
+//       auto fuzzer = nnfuzz::make_fuzzer(MyModel{}, nnfuzz::FuzzOptions{});
+//       NNFUZZ_REQUIRE_NO_FINDING(fuzzer, seeds);                       // default campaign
+//       NNFUZZ_REQUIRE_NO_FINDING(fuzzer, seeds, {7, 50000, 0, "tests/regressions"});
+//     }
+//
+// On failure Catch2 prints the report's message: what fired, the lineage, the saved and
+// minimised files and how to replay them (see nnfuzz::fuzz_test in testing.hpp).
+#pragma once
+
+#include "../testing.hpp"
+
+/// Runs nnfuzz::fuzz_test(fuzzer, seeds[, options]) and REQUIREs that it found nothing.
+#define NNFUZZ_REQUIRE_NO_FINDING(...)                                              \
+ do {                                                                               \
+  const ::nnfuzz::FuzzTestReport nnfuzz_report_ = ::nnfuzz::fuzz_test(__VA_ARGS__); \
+  INFO(nnfuzz_report_.message);                                                     \
+  REQUIRE(nnfuzz_report_.passed);                                                   \
+ } while (false)
+
+/// The same with CHECK: the test goes on after a finding.
+#define NNFUZZ_CHECK_NO_FINDING(...)                                                \
+ do {                                                                               \
+  const ::nnfuzz::FuzzTestReport nnfuzz_report_ = ::nnfuzz::fuzz_test(__VA_ARGS__); \
+  INFO(nnfuzz_report_.message);                                                     \
+  CHECK(nnfuzz_report_.passed);                                                     \
+ } while (false)
