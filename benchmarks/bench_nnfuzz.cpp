@@ -3,9 +3,13 @@
 // coverage cost as the corpus grows, and mutation throughput. items/s = inputs (or vectors,
 // or mutants) per second. Run all: scripts/bench.sh (writes JSON).
 #include <nnfuzz/nnfuzz.hpp>
+#include <nnfuzz/models/char_rnn_target.hpp>
 #include <nnfuzz/models/mlp.hpp>
+#include <nnfuzz/models/quantize.hpp>
 #include <nnfuzz/models/targets.hpp>
 #include <nnfuzz/parallel.hpp>
+#include <nnfuzz/text_mutators.hpp>
+#include <nnfuzz/text_objectives.hpp>
 
 #include <fstream>
 #include <string>
@@ -40,13 +44,16 @@ void forward(benchmark::State& state, const Net& net) {
   typename Net::Trace t;
   for (auto _ : state) {
     net.forward(x, t);
-    benchmark::DoNotOptimize(t.pre.back().data());
+    benchmark::DoNotOptimize(t.logits().data());
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 void BM_Forward_Float(benchmark::State& s) { forward(s, mnist_mlp()); }
 void BM_Forward_HalfArithmetic(benchmark::State& s) { forward(s, mnist_mlp().half_arithmetic()); }
 void BM_Forward_HalfStorage(benchmark::State& s) { forward(s, mnist_mlp().half_storage()); }
+// The int8 release candidate (quantize.hpp), calibrated on 500 inputs like the fuzzer's.
+Int8Mlp mnist_int8() { return quantize_int8(mnist_mlp(), random_inputs(500, 4)); }
+void BM_Forward_Int8(benchmark::State& s) { forward(s, mnist_int8()); }
 void BM_Forward_FloatPlusHalfArithmetic(benchmark::State& state) {  // the pair target's model work
   const Mlp<float> f = mnist_mlp();
   const Mlp<Eigen::half> h = f.half_arithmetic();
@@ -67,6 +74,7 @@ void repeated(benchmark::internal::Benchmark* b) { b->Repetitions(5)->ReportAggr
 BENCHMARK(BM_Forward_Float)->Arg(1)->Arg(16)->Arg(64)->Arg(100)->Arg(256)->Apply(repeated);
 BENCHMARK(BM_Forward_HalfArithmetic)->Arg(1)->Arg(16)->Arg(64)->Arg(100)->Arg(256)->Apply(repeated);
 BENCHMARK(BM_Forward_HalfStorage)->Arg(100)->Apply(repeated);
+BENCHMARK(BM_Forward_Int8)->Arg(1)->Arg(16)->Arg(64)->Arg(100)->Arg(256)->Apply(repeated);
 BENCHMARK(BM_Forward_FloatPlusHalfArithmetic)->Arg(100)->Apply(repeated);
 
 // --- A user's own small model: a plain float* forward (784-32-10, ReLU) ---------------------
@@ -168,6 +176,10 @@ void BM_Loop_Pair_KdTree_NoRecheck(benchmark::State& s) {
 void BM_Loop_Pair_NoCoverage(benchmark::State& s) {
   loop(s, make_half_arithmetic_pair(mnist_mlp()), NoCoverage(), DisagreementObjective(0, 1));
 }
+// The float network against its int8 quantization (the release-candidate pair).
+void BM_Loop_Pair_Int8_KdTree(benchmark::State& s) {
+  loop(s, make_int8_pair(mnist_mlp(), random_inputs(500, 4)), KdTreeCoverage(0.707f), DisagreementObjective(0, 1));
+}
 // Both cores: run_parallel with independent workers, vs one worker (Arg = workers).
 void BM_Loop_Nan_Parallel(benchmark::State& state) {
   FuzzOptions o;
@@ -198,6 +210,7 @@ BENCHMARK(BM_Loop_User_NoCoverage)->Arg(100)->Unit(benchmark::kMillisecond)->App
 BENCHMARK(BM_Loop_Pair_KdTree)->Arg(100)->Unit(benchmark::kMillisecond)->Apply(repeated);
 BENCHMARK(BM_Loop_Pair_KdTree_NoRecheck)->Arg(100)->Unit(benchmark::kMillisecond)->Apply(repeated);
 BENCHMARK(BM_Loop_Pair_NoCoverage)->Arg(100)->Unit(benchmark::kMillisecond)->Apply(repeated);
+BENCHMARK(BM_Loop_Pair_Int8_KdTree)->Arg(100)->Unit(benchmark::kMillisecond)->Apply(repeated);
 
 // --- Coverage scaling: novelty check + insert per vector at a given corpus size ------------
 // Points: uniform in a cube (random) or around 20 centres (clustered), with a radius small enough
@@ -302,6 +315,69 @@ void BM_CorpusMemory(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_CorpusMemory)->Arg(1000000)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// --- The character-level language model (TensorFuzz's third experiment) ------------------
+// The experiment's shape: a GRU of H = 384 over 97 ids, 21-id prompts (boundary + 20 chars),
+// 80 chars sampled at temperature 1. Weights are random: speed does not depend on training.
+CharRnnTarget char_rnn_target() {
+  CharRnn net({97, 32, 384});
+  net.init(1);
+  std::string symbols;
+  for (char c = 32; c < 127; ++c) symbols.push_back(c);
+  symbols.push_back('\n');
+  return CharRnnTarget(std::move(net), Alphabet(symbols), 33, 80, 1.0f);
+}
+std::vector<InputValue> char_rnn_seeds(const CharRnnTarget& t, Index n) {
+  std::vector<InputValue> seeds;
+  Rng rng(4);
+  for (Index i = 0; i < n; ++i) {
+    seeds.push_back(t.prompt("Never put off until " + std::to_string(1000 + i)));
+    rng.fill_uniform(seeds.back().floats[1].data(), seeds.back().floats[1].size(), 0.0f, 1.0f);
+  }
+  return seeds;
+}
+// The limit: generation alone (items/s = prompts continued; x 101 fed chars each).
+void BM_Generate_CharRnn(benchmark::State& state) {
+  CharRnnTarget t = char_rnn_target();
+  const std::vector<InputValue> seeds = char_rnn_seeds(t, state.range(0));
+  InputBatch batch;
+  batch.reserve(t.input_layout(), state.range(0));
+  for (Index r = 0; r < state.range(0); ++r) batch.set_row(r, seeds[static_cast<std::size_t>(r)]);
+  CharRnnTarget::Output out;
+  for (auto _ : state) {
+    t.evaluate(batch, out);
+    benchmark::DoNotOptimize(out.coverage.data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+  state.counters["chars/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * state.range(0) * 80), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Generate_CharRnn)->Arg(1)->Arg(16)->Arg(64)->Unit(benchmark::kMillisecond)->Apply(repeated);
+// The experiment's loop: 6,400 executions from 10 seeds, blacklist objective, batch 64.
+template <typename Coverage, typename Sampler>
+void char_rnn_loop(benchmark::State& state, Coverage coverage, Sampler sampler) {
+  CharRnnTarget t = char_rnn_target();
+  const std::vector<InputValue> seeds = char_rnn_seeds(t, 10);
+  StructuredMutatorOptions mo;
+  mo.max_edits = 2;
+  mo.max_distance = 8;
+  mo.keep_prefix = 1;
+  for (TokenId id = 1; id < 97; ++id) mo.alphabet.push_back(id);
+  FuzzOptions o;
+  o.batch_size = state.range(0);
+  o.max_executions = 6400;
+  o.max_findings = 0;
+  o.seed = 1;
+  auto fuzzer = make_fuzzer(std::move(t), sampler, StructuredMutator(mo), std::move(coverage),
+                            BlacklistObjective({"xylophone"}), o);
+  std::uint64_t executions = 0;
+  for (auto _ : state) executions += fuzzer.run(seeds).stats.executions;
+  state.SetItemsProcessed(static_cast<std::int64_t>(executions));
+}
+void BM_Loop_CharRnn_Calibrated(benchmark::State& s) { char_rnn_loop(s, CalibratedCoverage(), RecentSampler()); }
+void BM_Loop_CharRnn_NoCoverage(benchmark::State& s) { char_rnn_loop(s, NoCoverage(), UniformSampler()); }
+BENCHMARK(BM_Loop_CharRnn_Calibrated)->Arg(64)->Unit(benchmark::kMillisecond)->Apply(repeated);
+BENCHMARK(BM_Loop_CharRnn_NoCoverage)->Arg(64)->Unit(benchmark::kMillisecond)->Apply(repeated);
 
 // --- Mutation ------------------------------------------------------------------------------
 template <typename Mutator>

@@ -65,6 +65,9 @@ struct TextData {
 TextData load_text(const std::string& dir) {
   const std::vector<std::string> texts = nnfuzz::to_printable_ascii(nnfuzz::read_fortunes(dir));
   nnfuzz::TextSplit split = nnfuzz::split_held_out(texts, 0.05, 0);
+  if (split.train.empty() || split.held_out.empty())
+    throw std::runtime_error("--text '" + dir + "': " + std::to_string(texts.size()) +
+                             " fortunes give an empty training or held-out set (5% are held out): give more text");
   TextData d;
   d.alphabet = nnfuzz::Alphabet::of_texts(texts);
   d.train_ids = d.alphabet.encode_texts(split.train);
@@ -209,9 +212,9 @@ std::vector<std::string> default_blacklist(nnfuzz::CharRnnTarget& target, const 
   }
   std::vector<std::pair<std::string, Index>> left(candidates.begin(), candidates.end());
   std::stable_sort(left.begin(), left.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
- log << "blacklist rule: " << counts.size() << " distinct training words, " << qualifying
-      << " of >= 5 letters and >= 20 occurrences; " << left.size() << " of them never emitted in " << prompts.size() << " x " << kDraws
-      << " continuations (" << emitted_chars << " characters)\n";
+  log << "blacklist rule: " << counts.size() << " distinct training words, " << qualifying
+      << " of >= 5 letters and >= 20 occurrences; " << left.size() << " of them never emitted in " << prompts.size()
+      << " x " << kDraws << " continuations (" << emitted_chars << " characters)\n";
   std::vector<std::string> list;
   for (std::size_t i = 0; i < left.size() && list.size() < 10; ++i) {
     log << "  " << left[i].first << " (" << left[i].second << " times in training)\n";
@@ -231,7 +234,7 @@ struct Hit {
 /// Records findings; retires found blacklisted words so one run hunts for all of them.
 struct HitRecorder {
   nnfuzz::CharRnnTarget* target;
-  nnfuzz::BlacklistObjective* blacklist;  // the fuzzer's (null for the repeated-word objective)
+  nnfuzz::BlacklistObjective* blacklist;    // the fuzzer's (null for the repeated-word objective)
   const nnfuzz::BlacklistObjective* names;  // an unretired copy, to name the word of each finding
   const nnfuzz::RepeatedWordObjective* repeat;
   std::vector<Hit>* hits;
@@ -514,6 +517,10 @@ int main(int argc, char** argv) {
       if (e.blacklist_objective) {
         e.blacklist = blacklist_file.empty() ? default_blacklist(target, d, gen, gen.screen_chars, std::cout)
                                              : read_lines(blacklist_file, "--blacklist");
+        if (e.blacklist.empty())
+          throw std::runtime_error(
+              "the blacklist rule left no word: the model emitted every qualifying word within "
+              "--screen-chars; give a --blacklist file or another --temperature");
         for (const auto& w : e.blacklist) {
           for (char c : w)
             if (!d.alphabet.contains(c))

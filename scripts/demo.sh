@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main demo: installs what is missing, fetches the MNIST digits, builds, trains (or loads)
-# the models, then runs both TensorFuzz experiments with a short budget and prints their tables.
+# the models, then runs TensorFuzz's three experiments with a short budget and prints their tables.
 #   scripts/demo.sh            (outputs under out/demo/)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -10,7 +10,7 @@ build="${BUILD_DIR:-build}"
 scripts/setup.sh
 tools/fetch_mnist.sh data/mnist
 cmake -S . -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
-cmake --build "${build}" -j "$(nproc)" --target 01_planted_bug mnist_train mnist_nan mnist_quantization
+cmake --build "${build}" -j "$(nproc)" --target 01_planted_bug mnist_train mnist_nan mnist_quantization char_rnn
 
 echo
 echo "=== 1. A planted bug: CGF finds it, random search does not"
@@ -29,6 +29,12 @@ echo
 echo "=== 4. float32 vs float16 disagreements: 30 test images x 10,000 executions, radius 0.4"
 "${build}/examples/mnist_quantization" --data data/mnist --out out/demo/mnist_quantization --seeds 30 --eps 0.4 \
   --twins half-arithmetic
+
+echo
+echo "=== 5. A language model says what it must not: blacklisted words, CGF vs random search"
+echo "    (a small GRU trained for a minute; the README's experiment uses the full model: examples/char_rnn.cpp)"
+"${build}/examples/char_rnn" --hidden 128 --train-steps 1500 --screen-chars 2e6 fuzz --runs 2 \
+  --max-executions 10000 --out out/demo/char_rnn | sed -n '/^# char_rnn/,$p'
 
 echo
 echo "demo: pictures of every finding are in out/demo/mnist_nan/findings and out/demo/mnist_quantization/findings,"

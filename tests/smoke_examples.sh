@@ -82,6 +82,14 @@ rows=$(grep -Ec '^half-(arithmetic|storage) +0.4 +(cgf|random) +[0-9]+/4 ' "${wo
   --seeds 4 --executions 2000 --eps 0.4 --jobs 1 > "${work}/q2.txt"
 diff <(grep -E '^half-' "${work}/q.txt") <(grep -E '^half-' "${work}/q2.txt") || fail "quantization table not reproducible"
 
+# Regression testing between model versions: every candidate, a quick run on the digits only.
+"${ex}/model_regression" --data "${work}/data" --fashion "" --models "${work}/models" --out "${work}/mr" \
+  --train-steps 200 --quick --seeds 3 --jobs 2 > "${work}/mr.txt"
+rows=$(grep -Ec '^\| data \| (float16|int8|pruned50|pruned90|retrained) \| 0\.[12] \| (cgf|random) \| [0-9]+/[0-9]+ ' "${work}/mr/results.md" || true)
+[[ "${rows}" == 20 ]] || fail "model_regression table has ${rows} rows, expected 20"
+grep -q '^| data | retrained | ' "${work}/mr.txt" || fail "model_regression printed no table"
+[[ $(wc -l < "${work}/mr/seeds.csv") -gt 1 ]] || fail "model_regression wrote no seeds.csv rows"
+
 if command -v gnuplot > /dev/null; then
   [[ -s "${work}/nan/corpus_growth.png" ]] || fail "no corpus_growth.png"
   [[ -s "${work}/q/found_vs_executions.png" ]] || fail "no found_vs_executions.png"
@@ -104,6 +112,47 @@ refuses "mnist_nan --executions 1.5e0" "--executions: '1.5e0' is not a whole num
 refuses "mnist_nan --train-steps -5" "--train-steps: '-5' is negative" "${ex}/mnist_nan" --train-steps -5
 refuses "mnist_quantization --train-steps -5" "--train-steps: '-5' is negative" "${ex}/mnist_quantization" --train-steps -5
 refuses "mnist_train --train-steps -5" "--train-steps: '-5' is negative" "${ex}/mnist_train" --train-steps -5
+refuses "model_regression --candidates bogus" "--candidates must list" "${ex}/model_regression" --candidates bogus
+refuses "model_regression --seeds 1.5" "--seeds: '1.5' is not a whole number" "${ex}/model_regression" --seeds 1.5
+
+# The language-model experiment (char_rnn): a tiny GRU trained for a few steps on Debian's
+# fortunes, the blacklist rule on a small screen, both objectives, CGF and random search.
+if [[ -d /usr/share/games/fortunes ]]; then
+  cr_opts=(--hidden 16 --embed 8 --train-steps 30 --screen-chars 40000)
+  cr=("${ex}/char_rnn" --models "${work}/cr-models" "${cr_opts[@]}")
+  "${cr[@]}" train > "${work}/cr-train.txt" || fail "char_rnn train exited non-zero"
+  grep -Eq '^held-out: [0-9.]+ bits/char' "${work}/cr-train.txt" || fail "char_rnn train: no held-out line"
+  "${cr[@]}" blacklist > "${work}/cr-bl.txt" || fail "char_rnn blacklist exited non-zero"
+  grep -q '^blacklist rule: ' "${work}/cr-bl.txt" || fail "char_rnn blacklist: no rule line"
+  "${cr[@]}" fuzz --objective repeat --times 2 --runs 2 --max-executions 2000 --out "${work}/cr" \
+    > "${work}/cr-fuzz.txt" || fail "char_rnn fuzz exited non-zero"
+  grep -q '^## CGF: 2 runs' "${work}/cr/results-repeat.md" || fail "char_rnn: no CGF table"
+  grep -q '^## random search: 2 runs' "${work}/cr/results-repeat.md" || fail "char_rnn: no random-search table"
+  printf 'the\nand\n' > "${work}/cr-words.txt"
+  "${cr[@]}" fuzz --blacklist "${work}/cr-words.txt" --runs 1 --max-executions 1000 --out "${work}/cr" \
+    > "${work}/cr-fuzz2.txt" || fail "char_rnn fuzz --blacklist exited non-zero"
+  grep -q 'words found by any run' "${work}/cr/results-blacklist.md" || fail "char_rnn: no blacklist table"
+  # Bad input: each a non-zero exit and a message naming the file, the option or the word.
+  mkdir -p "${work}/cr-empty" "${work}/cr-latin1"
+  : > "${work}/cr-empty/fortunes"
+  printf 'caf\xe9\n%%\n' > "${work}/cr-latin1/fortunes"
+  refuses "char_rnn: empty text file" "is empty" "${cr[@]}" --text "${work}/cr-empty" train
+  refuses "char_rnn: non-UTF-8 text" "is not valid UTF-8" "${cr[@]}" --text "${work}/cr-latin1" train
+  printf 'caf\xc3\xa9 au lait\n' > "${work}/cr-prompts.txt"
+  refuses "char_rnn: prompt outside the alphabet" "prompt 1" "${cr[@]}" fuzz --prompts "${work}/cr-prompts.txt" \
+    --objective repeat --max-executions 100
+  printf 'na\xc3\xafve\n' > "${work}/cr-bad-words.txt"
+  refuses "char_rnn: unspellable blacklist word" "cannot spell" "${cr[@]}" fuzz --blacklist "${work}/cr-bad-words.txt" \
+    --max-executions 100
+  refuses "char_rnn: not a weights file" "cr-words.txt" "${cr[@]}" --model "${work}/cr-words.txt" train
+  # A model trained on another alphabet (a text of 'a', 'b' and spaces), loaded for the fortunes.
+  mkdir -p "${work}/cr-ab"
+  for i in $(seq 1 200); do printf 'ab %d ba\n%%\n' "${i}"; done > "${work}/cr-ab/fortunes"
+  "${ex}/char_rnn" --models "${work}/cr-ab-models" "${cr_opts[@]}" --text "${work}/cr-ab" train > /dev/null ||
+    fail "char_rnn: training on cr-ab failed"
+  refuses "char_rnn: weights of another architecture" "trained on another alphabet" "${cr[@]}" \
+    --model "$(ls "${work}"/cr-ab-models/*.bin)" train
+fi
 
 # Failed writes: a non-zero exit and a message naming the file. An --out below a regular file (no
 # directory can be made there, even as root); a CSV, a plot script or stdout on /dev/full (a full disk).

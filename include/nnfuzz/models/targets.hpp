@@ -95,11 +95,13 @@ class NanTarget {
 };
 
 /// Fuzz target for the quantization experiment: a float network (the reference) and a float16
-/// twin (the candidate) on the same batch. Output members `reference` and `candidate` hold the
-/// two logits (float; half values converted exactly), as DisagreementObjective expects;
+/// or int8 twin (the candidate) on the same batch. Output members `reference` and `candidate`
+/// hold the two logits (float; half values converted exactly), as DisagreementObjective expects;
 /// coverage is the reference logits (or Σ|logits|).
 ///
-/// `Twin` is Mlp<Eigen::half> (half arithmetic) or Mlp<float> built by Mlp::half_storage().
+/// `Twin` is Mlp<Eigen::half> (half arithmetic), Mlp<float> built by Mlp::half_storage(), or
+/// Int8Mlp (quantize.hpp: Int8Pair); any network with sizes(), a `Trace` with logits() and
+/// forward(x, trace) will do.
 template <typename Twin>
 class PairTarget {
  public:
@@ -139,7 +141,7 @@ class PairTarget {
   }
   /// The float network.
   const Mlp<float>& reference() const { return reference_; }
-  /// The float16 twin.
+  /// The twin (float16 or int8).
   const Twin& candidate() const { return candidate_; }
 
  private:
