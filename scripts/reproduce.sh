@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reproduces every table of the README's "Results" section (about 15 minutes on 2 cores).
+# Reproduces every table of the README's "Results" section (about 20 minutes on 2 cores, then about
+# 70 more for the language model's experiment, which comes last).
 # Each command's output goes to out/results/<name>.txt.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -11,7 +12,8 @@ run() {
   local name="$1"; shift
   echo "== ${name}: $*"
   "$@" > "out/results/${name}.txt"
-  grep -E '^summary|^half-|test accuracy|disagreements' "out/results/${name}.txt" || true
+  grep -E '^summary|^half-|test accuracy|disagreements|^## |^words found|^runs with|held-out' \
+    "out/results/${name}.txt" || true
 }
 run train-mnist-pm1 "${b}/mnist_train" --data data/mnist --scale pm1
 run train-mnist-01 "${b}/mnist_train" --data data/mnist --scale 01
@@ -32,3 +34,20 @@ run quant-mnist-tf "${b}/mnist_quantization" --data data/mnist --out out/results
 run quant-mnist-adam "${b}/mnist_quantization" --data data/mnist --out out/results/quant-mnist-adam --recipe adam \
   --twins half-arithmetic
 run quant-fashion-tf "${b}/mnist_quantization" --data "${fashion}" --out out/results/quant-fashion-tf --twins half-arithmetic
+
+# Regression testing between model versions: float16, int8, pruned 50/90%, retrained vs `adam`,
+# 100 test seeds x 2,000 executions at L-inf 0.1 and 0.2, master seeds 1 and 2 (about 1 min each).
+run regression-seed1 "${b}/model_regression" --data data/mnist --fashion "${fashion}" --seed 1 \
+  --out out/results/regression-seed1
+run regression-seed2 "${b}/model_regression" --data data/mnist --fashion "${fashion}" --seed 2 \
+  --out out/results/regression-seed2
+
+# The character-level language model (longer: the model trains for ~13 minutes the first time,
+# the blacklist rule samples 16 M characters, and each objective runs 10 + 10 fuzz runs).
+run char-rnn-train "${b}/char_rnn" train
+run char-rnn-blacklist "${b}/char_rnn" blacklist
+for n in 50000 200000; do
+  run "char-rnn-blacklist-${n}" "${b}/char_rnn" fuzz --objective blacklist --blacklist examples/char_rnn_blacklist.txt \
+    --runs 10 --max-executions "${n}" --out "out/results/char-rnn-${n}"
+done
+run char-rnn-repeat "${b}/char_rnn" fuzz --objective repeat --runs 10 --max-executions 50000 --out out/results/char-rnn-50000
