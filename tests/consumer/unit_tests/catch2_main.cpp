@@ -14,6 +14,6 @@ TEST_CASE("the user's model has no NaN near the seeds") {
   const nnfuzz::RowMatrix seeds = nnfuzz::RowMatrix::Constant(4, 16, 0.1f);
   nnfuzz::FuzzTestOptions campaign;
   campaign.max_executions = 20000;
-  campaign.regression_dir = REGRESSION_DIR;
+  campaign.regression_dir = regression_dir();
   NNFUZZ_REQUIRE_NO_FINDING(fuzzer, seeds, campaign);
 }

@@ -12,6 +12,6 @@ TEST(UserModel, NoNaNNearTheSeeds) {
   const nnfuzz::RowMatrix seeds = nnfuzz::RowMatrix::Constant(4, 16, 0.1f);
   nnfuzz::FuzzTestOptions campaign;
   campaign.max_executions = 20000;
-  campaign.regression_dir = REGRESSION_DIR;
+  campaign.regression_dir = regression_dir();
   EXPECT_TRUE(nnfuzz::finds_nothing(fuzzer, seeds, campaign));
 }
