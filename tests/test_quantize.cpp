@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
+#include "support/blobs.hpp"
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/models/prune.hpp>
 #include <nnfuzz/models/quantize.hpp>
@@ -14,20 +15,7 @@
 using namespace nnfuzz;
 
 namespace {
-// Three classes, two Gaussian blobs each, in 8 dimensions (as test_train.cpp).
-void blobs(RowMatrix& x, Eigen::VectorXi& y, Index n, std::uint64_t seed) {
-  Rng rng(seed);
-  x.resize(n, 8);
-  y.resize(n);
-  rng.fill_normal(x.data(), x.size());
-  x *= 0.3f;
-  for (Index i = 0; i < n; ++i) {
-    const int c = static_cast<int>(rng.uniform_index(3));
-    y(i) = c;
-    x(i, c) += 1.5f;
-    x(i, (c + 4) % 8) -= 1.0f;
-  }
-}
+using nnfuzz_test::blobs;
 Mlp<float> trained_blobs_net(const RowMatrix& x, const Eigen::VectorXi& y) {
   Mlp<float> net({8, 32, 16, 3});
   net.init_truncated_normal(0, 7);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
+#include "support/blobs.hpp"
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/models/train.hpp>
 
@@ -52,20 +53,7 @@ TEST_CASE("cross_entropy_gradients matches finite differences", "[train]") {
 }
 
 namespace {
-// Two Gaussian blobs per class in 8 dimensions: learnable, not linearly trivial.
-void blobs(RowMatrix& x, Eigen::VectorXi& y, Index n, std::uint64_t seed) {
-  Rng rng(seed);
-  x.resize(n, 8);
-  y.resize(n);
-  rng.fill_normal(x.data(), x.size());
-  x *= 0.3f;
-  for (Index i = 0; i < n; ++i) {
-    const int c = static_cast<int>(rng.uniform_index(3));
-    y(i) = c;
-    x(i, c) += 1.5f;
-    x(i, (c + 4) % 8) -= 1.0f;
-  }
-}
+using nnfuzz_test::blobs;
 }  // namespace
 
 TEST_CASE("train: SGD and Adam learn a separable problem, reproducibly", "[train]") {

@@ -57,7 +57,7 @@ struct FuzzTestReport {
 };
 
 namespace detail {
-/// Reads an unsigned integer or a positive factor from the environment (nullopt-like: `def`).
+/// NNFUZZ_SEED as an unsigned integer, or `def` when it is unset or empty.
 inline std::uint64_t env_seed(std::uint64_t def) {
   const char* v = std::getenv("NNFUZZ_SEED");
   if (!v || !*v) return def;
