@@ -262,3 +262,91 @@ TEST_CASE("CalibratedCoverage: waits while every mutant sits on a seed; rejects 
   CHECK_THROWS_WITH(CalibratedCoverage(0.0), Catch::Contains("'target_rate' must be in (0, 1)"));
   CHECK_THROWS_WITH(CalibratedCoverage(std::nan("")), Catch::Contains("'target_rate'"));
 }
+
+TEST_CASE("calibrate_radius: the quantile of nearest-reference distances, non-finite rows skipped", "[coverage]") {
+  RowMatrix refs(2, 1), mutants(12, 1);
+  refs << 0.0f, 100.0f;
+  for (Index i = 0; i < 10; ++i) mutants(i, 0) = static_cast<float>(i + 1);  // distances 1..10
+  mutants(10, 0) = std::numeric_limits<float>::quiet_NaN();
+  mutants(11, 0) = std::numeric_limits<float>::infinity();
+  float median = 0;
+  CHECK(calibrate_radius(refs, mutants, 0.1, &median) == std::nextafter(9.0f, 100.0f));
+  CHECK(median == 6.0f);
+  // Target 0.5: rank round(0.5 * 9) = 5 -> distance 6.
+  CHECK(calibrate_radius(refs, mutants, 0.5) == std::nextafter(6.0f, 100.0f));
+  CHECK(calibrate_radius(refs, RowMatrix::Zero(3, 1), 0.1) == 0.0f);  // all on a reference
+  CHECK_THROWS_WITH(calibrate_radius(refs, mutants, 1.0), Catch::Contains("calibrate_radius(): option 'target_rate'"));
+  CHECK_THROWS_WITH(calibrate_radius(RowMatrix(0, 1), mutants, 0.1), Catch::Contains("no reference vectors"));
+  CHECK_THROWS_WITH(calibrate_radius(refs, RowMatrix::Zero(3, 2), 0.1), Catch::Contains("2"));
+}
+
+TEST_CASE("set_threshold: every back-end judges later vectors at the new radius", "[coverage]") {
+  RowMatrix a(1, 2), b(1, 2);
+  a << 0.0f, 0.0f;
+  b << 3.0f, 4.0f;  // 5 from a
+  auto check = [&](auto cov) {
+    Mask m;
+    cov.reset(2);
+    cov.observe(a, m);
+    cov.set_threshold(6.0f);
+    cov.observe(b, m);
+    CHECK(!m(0));
+    cov.set_threshold(5.0f);  // "new" is distance >= radius
+    cov.observe(b, m);
+    CHECK(m(0));
+    CHECK(cov.threshold() == 5.0f);
+    CHECK_THROWS_WITH(cov.set_threshold(0.0f), Catch::Contains("set_threshold(): option 'threshold'"));
+  };
+  check(BruteForceCoverage(1.0f));
+  check(KdTreeCoverage(1.0f));
+  check(AutoCoverage(1.0f));
+}
+
+TEST_CASE("CalibratedCoverage: adapts the radius when a window's acceptance leaves the band", "[coverage]") {
+  CalibrationOptions o;
+  o.target_rate = 0.1;
+  o.window = 10;
+  CalibratedCoverage cov(o);
+  cov.reset(1);
+  Mask is_new;
+  RowMatrix seeds(2, 1);
+  seeds << 0.0f, 100.0f;
+  cov.observe(seeds, is_new);
+  cov.seeds_done();
+  RowMatrix first(10, 1);
+  for (Index i = 0; i < 10; ++i) first(i, 0) = static_cast<float>(i + 1);
+  cov.observe(first, is_new);  // window 1: 1 of 10 new (rate 0.1, in the band)
+  const float r0 = std::nextafter(9.0f, 100.0f);
+  CHECK(cov.threshold() == r0);
+  CHECK(cov.calibration().window_rate == Approx(0.1));
+  CHECK(cov.calibration().adjustments == 0);
+  // Window 2: every vector new (far apart): rate 1 > 0.2, factor sqrt(10) clamped to 2.
+  RowMatrix far(10, 1);
+  for (Index i = 0; i < 10; ++i) far(i, 0) = 1000.0f * static_cast<float>(i + 1);
+  cov.observe(far, is_new);
+  CHECK(is_new.all());
+  CHECK(cov.calibration().adjustments == 1);
+  CHECK(cov.threshold() == 2 * r0);
+  // Window 3: nothing new: rate 0, floored at 0.25/window = 0.025 -> factor sqrt(0.25) = 0.5.
+  cov.observe(RowMatrix::Constant(10, 1, 1000.0f), is_new);
+  CHECK(!is_new.any());
+  CHECK(cov.calibration().adjustments == 2);
+  CHECK(cov.threshold() == r0);
+  CHECK(cov.calibration().initial_radius == r0);
+  // Without adaptation the first radius stays.
+  o.adapt = false;
+  CalibratedCoverage fixed(o);
+  fixed.reset(1);
+  fixed.observe(seeds, is_new);
+  fixed.seeds_done();
+  fixed.observe(first, is_new);
+  fixed.observe(far, is_new);
+  CHECK(fixed.threshold() == r0);
+  CHECK(fixed.calibration().adjustments == 0);
+  o.adapt = true;
+  o.window = 0;
+  CHECK_THROWS_WITH(CalibratedCoverage(o), Catch::Contains("'window'"));
+  o.window = 10;
+  o.tolerance = 1.0;
+  CHECK_THROWS_WITH(CalibratedCoverage(o), Catch::Contains("'tolerance'"));
+}

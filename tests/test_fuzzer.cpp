@@ -352,3 +352,98 @@ TEST_CASE("Fuzzer: a batch_size too large to allocate is a clear error", "[fuzze
   auto f = make_fuzzer(PtrModel{}, o);
   CHECK_THROWS_WITH(f.run(planted_seeds()), Catch::Contains("option 'batch_size' = 1099511627776"));
 }
+
+namespace {
+// Records every feedback and reset; picks the newest element.
+struct RecordingSampler {
+  std::vector<BatchFeedback>* log;
+  int* resets;
+  Index pick(const Corpus& c, Rng&) const { return c.size() - 1; }
+  void feedback(const BatchFeedback& fb, const Corpus& c) {
+    CHECK(fb.parent >= 0);
+    CHECK(fb.parent < c.size());
+    if (fb.added > 0) CHECK(fb.first_added + fb.added == c.size());
+    log->push_back(fb);
+  }
+  void reset() { ++*resets; }
+};
+}  // namespace
+
+TEST_CASE("Fuzzer: samplers and mutators hear each batch's feedback, and reset() at each run", "[fuzzer][feedback]") {
+  std::vector<BatchFeedback> log;
+  int resets = 0;
+  FuzzOptions o;
+  o.batch_size = 10;
+  o.max_executions = 200;
+  o.max_findings = 0;
+  auto f = make_fuzzer(nnfuzz_test::PlantedModel{}, RecordingSampler{&log, &resets}, GaussianMutator(0.05f),
+                       KdTreeCoverage(0.01f), NonFiniteObjective(), o);
+  const FuzzResult r = f.run(nnfuzz_test::planted_seeds());
+  CHECK(resets == 1);
+  REQUIRE(log.size() == r.stats.iterations);
+  Index added = 0;
+  for (const BatchFeedback& fb : log) {
+    CHECK(fb.rows == (&fb == &log.back() ? 6 : 10));  // 4 seeds + 19 x 10 + 6 = 200
+    CHECK(fb.fitness == nullptr);  // NonFiniteObjective has no fitness
+    added += fb.added;
+  }
+  CHECK(added + 4 == r.stats.corpus_size);
+  // Children counts follow the lineage.
+  const Corpus& c = f.corpus();
+  std::vector<std::uint64_t> children(static_cast<std::size_t>(c.size()));
+  for (const CorpusEntry& e : c.entries())
+    if (e.parent >= 0) ++children[static_cast<std::size_t>(e.parent)];
+  for (Index i = 0; i < c.size(); ++i) CHECK(c.entry(i).children == children[static_cast<std::size_t>(i)]);
+  f.run(nnfuzz_test::planted_seeds());
+  CHECK(resets == 2);
+}
+
+TEST_CASE("Fuzzer: a fitness objective records fitness and keeps fitter mutants", "[fuzzer][fitness]") {
+  // Fitness = the coverage value s itself (closer to the NaN band at 0.80 means higher). With a
+  // coverage radius no mutant can reach, only fitness grows the corpus.
+  auto objective = with_fitness(
+      NonFiniteObjective(), [](const nnfuzz_test::PlantedModel::Output& out, Index r) { return out.coverage(r, 0); });
+  FuzzOptions o;
+  o.batch_size = 50;
+  o.max_executions = 20000;
+  o.seed = 3;
+  auto f = make_fuzzer(nnfuzz_test::PlantedModel{}, FitnessSampler<RecentSampler>(RecentSampler(), 1.0, 1),
+                       GaussianMutator(0.1f), BruteForceCoverage(1000.0f), objective, o);
+  const FuzzResult r = f.run(nnfuzz_test::planted_seeds());
+  CHECK(r.stats.corpus_size > 4);  // every element past the seeds is a fitness improvement
+  const Corpus& c = f.corpus();
+  for (Index i = 4; i < c.size(); ++i) CHECK(c.entry(i).fitness > c.entry(i - 1).fitness);
+  CHECK(r.stats.best_fitness == c.entry(c.size() - 1).fitness);
+  CHECK(r.found());  // hill-climbing the fitness reaches the planted band
+  // keep_fitter off: nothing grows the corpus, random search around the seeds finds nothing.
+  o.keep_fitter = false;
+  f.set_options(o);
+  const FuzzResult off = f.run(nnfuzz_test::planted_seeds());
+  CHECK(off.stats.corpus_size == 4);
+  CHECK(!off.found());
+}
+
+TEST_CASE("Fuzzer: adaptive policies stay reproducible (one seed, one run)", "[fuzzer][feedback]") {
+  FuzzOptions o;
+  o.batch_size = 20;
+  o.max_executions = 4000;
+  o.max_findings = 0;
+  o.seed = 9;
+  auto make = [&] {
+    return make_fuzzer(nnfuzz_test::PlantedModel{}, PowerSampler(),
+                       make_bandit_mutator(GaussianMutator(0.02f), GaussianMutator(0.1f), ResetMutator(2)),
+                       CalibratedCoverage(), NonFiniteObjective(), o);
+  };
+  auto a = make();
+  auto b = make();
+  const FuzzResult ra = a.run(nnfuzz_test::planted_seeds());
+  const FuzzResult rb = b.run(nnfuzz_test::planted_seeds());
+  const FuzzResult ra2 = a.run(nnfuzz_test::planted_seeds());  // the same fuzzer again: state was reset
+  REQUIRE(ra.stats.corpus_size == rb.stats.corpus_size);
+  REQUIRE(ra.stats.corpus_size == ra2.stats.corpus_size);
+  for (Index i = 0; i < ra.stats.corpus_size; ++i) {
+    CHECK(a.corpus().input(i) == b.corpus().input(i));
+    CHECK(a.corpus().entry(i).parent == b.corpus().entry(i).parent);
+  }
+  CHECK(a.mutator().batches() == b.mutator().batches());
+}

@@ -72,3 +72,70 @@ TEST_CASE("Mutators: invalid options and seeds are rejected with the value named
   seeds(1, 2) = 1.5f;
   REQUIRE_THROWS_WITH(m.check_seeds(seeds), Catch::Contains("seed 1 element 2 is 1.5"));
 }
+
+TEST_CASE("ResetMutator: `count` elements redrawn in the domain, or one patch", "[mutators]") {
+  const RowVector parent = RowVector::Constant(16, 0.5f);
+  RowMatrix batch(50, 16);
+  Rng rng(11);
+  ResetMutator m(3, MutationBounds{0.0f, 1.0f});
+  m.mutate(parent, parent, batch, rng);
+  for (Index r = 0; r < batch.rows(); ++r) {
+    const Index changed = (batch.row(r).array() != 0.5f).count();
+    CHECK(changed >= 1);
+    CHECK(changed <= 3);  // positions may repeat
+    CHECK(batch.row(r).minCoeff() >= 0.0f);
+    CHECK(batch.row(r).maxCoeff() <= 1.0f);
+  }
+  // Patch mode on a 4 x 4 image: a 2 x 2 square of adjacent cells, inside the L-inf ball.
+  ResetMutator p(1, MutationBounds{0.0f, 1.0f, 0.25f}, 4, 2);
+  p.mutate(parent, parent, batch, rng);
+  for (Index r = 0; r < batch.rows(); ++r) {
+    Index lo_y = 4, hi_y = -1, lo_x = 4, hi_x = -1;
+    for (Index i = 0; i < 16; ++i)
+      if (batch(r, i) != 0.5f) {
+        lo_y = std::min(lo_y, i / 4), hi_y = std::max(hi_y, i / 4);
+        lo_x = std::min(lo_x, i % 4), hi_x = std::max(hi_x, i % 4);
+      }
+    if (hi_y >= 0) {
+      CHECK(hi_y - lo_y <= 1);
+      CHECK(hi_x - lo_x <= 1);
+    }
+    CHECK((batch.row(r).array() - 0.5f).abs().maxCoeff() <= 0.25f);
+  }
+  CHECK_THROWS_WITH(ResetMutator(0), Catch::Contains("'count'"));
+  CHECK_THROWS_WITH(ResetMutator(1, {}, 4, 5), Catch::Contains("'patch'"));
+  RowMatrix odd(2, 15);
+  CHECK_THROWS_WITH(p.mutate(RowVector::Constant(15, 0.5f), RowVector::Constant(15, 0.5f), odd, rng),
+                    Catch::Contains("option 'width' = 4"));
+}
+
+TEST_CASE("BanditMutator: tries each operator, then favours the one that pays", "[mutators]") {
+  auto m = make_bandit_mutator(UniformMutator(0.01f), UniformMutator(0.2f), UniformMutator(0.05f));
+  const RowVector parent = RowVector::Constant(4, 0.5f);
+  RowMatrix batch(10, 4);
+  Rng rng(12);
+  // Operator 1 (the widest steps) "pays": its batches add 5 of 10 mutants, the others none.
+  for (int it = 0; it < 200; ++it) {
+    m.mutate(parent, parent, batch, rng);
+    const bool wide = (batch.rowwise() - parent).cwiseAbs().maxCoeff() > 0.05f;
+    BatchFeedback fb;
+    fb.rows = 10;
+    fb.added = wide ? 5 : 0;
+    m.feedback(fb);
+  }
+  const auto& n = m.batches();
+  CHECK(n[0] + n[1] + n[2] == 200);
+  CHECK(n[0] >= 2);  // warm-up: each tried twice
+  CHECK(n[2] >= 2);
+  CHECK(n[1] > 170);  // epsilon 0.1 leaves ~2/3 * 10% to the others
+  CHECK(m.mean_reward(1) == Approx(0.5));
+  m.reset();
+  CHECK(m.batches()[1] == 0);
+  CHECK_THROWS_WITH(BanditMutator<GaussianMutator>(std::make_tuple(GaussianMutator()), 2.0),
+                    Catch::Contains("'epsilon'"));
+  CHECK_THROWS_WITH(BanditMutator<GaussianMutator>(std::make_tuple(GaussianMutator()), 0.1, 0.0),
+                    Catch::Contains("'decay'"));
+  // check_seeds asks every operator.
+  auto strict = make_bandit_mutator(GaussianMutator(0.1f, MutationBounds{0.0f, 1.0f}));
+  CHECK_THROWS_WITH(strict.check_seeds(RowMatrix::Constant(1, 4, 2.0f)), Catch::Contains("outside"));
+}

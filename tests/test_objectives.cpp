@@ -100,3 +100,31 @@ TEST_CASE("AnyOf / AllOf combine objectives, callables included", "[objectives]"
   CHECK(hits(0));
   CHECK(hits.count() == 1);
 }
+
+TEST_CASE("MarginFitness and WithFitness: distance to a disagreement", "[objectives][fitness]") {
+  PairOut out;
+  out.reference.resize(3, 3);
+  out.candidate.resize(3, 3);
+  out.reference << 5, 1, 0,  //
+      5, 1, 0,               //
+      5, 1, 0;
+  out.candidate << 4, 1, 0,  // margin 3 for class 0: fitness -3
+      2, 2.5f, 0,            // class 1 ahead by 0.5: fitness +0.5 (a disagreement)
+      1, 1, 1;               // tie: fitness 0
+  const MarginFitness f;
+  CHECK(f(out, 0) == -3.0f);
+  CHECK(f(out, 1) == 0.5f);
+  CHECK(f(out, 2) == 0.0f);
+  auto o = with_fitness(DisagreementObjective(), MarginFitness());
+  Mask hits(3);
+  const RowMatrix batch(3, 1);
+  o.check(batch, out, hits);
+  CHECK(!hits(0));
+  CHECK(hits(1));
+  CHECK(!hits(2));  // a tie is not a disagreement
+  CHECK(o.fitness(out, 1) == 0.5f);
+  CHECK(o.describe(out, 1) == "reference says 0, candidate says 1");
+  // Any callable works as a fitness.
+  auto g = with_fitness(DisagreementObjective(), [](const PairOut& p, Index r) { return p.candidate(r, 2); });
+  CHECK(g.fitness(out, 2) == 1.0f);
+}

@@ -7,6 +7,7 @@
 #include "input.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace nnfuzz {
@@ -20,6 +21,10 @@ struct CorpusEntry {
   Index depth = 0;                 ///< mutations from the seed: 0 for a seed
   std::uint64_t execution = 0;     ///< executions done when it was added (0 for seeds)
   std::uint64_t times_picked = 0;  ///< how often a sampler chose it as a parent
+  std::uint64_t children = 0;      ///< elements added to the corpus with this one as parent
+  /// The objective's fitness of this input (higher = closer to firing; see objectives.hpp,
+  /// WithFitness), NaN when the objective has none or the element came from a saved corpus.
+  float fitness = std::numeric_limits<float>::quiet_NaN();
 };
 
 /// The inputs kept by the fuzzer with their coverage vectors and lineage.
@@ -29,7 +34,7 @@ struct CorpusEntry {
 /// and token parts (ids padded to max_len, then the length): view(i).
 ///
 /// Memory per element: `4 * (input_dim + coverage_dim)` bytes of rows plus
-/// `sizeof(CorpusEntry)` (48 bytes): 3,224 bytes for a 784-pixel MNIST input with a 10-d
+/// `sizeof(CorpusEntry)` (64 bytes): 3,240 bytes for a 784-pixel MNIST input with a 10-d
 /// coverage vector. Rows are stored in 4 MiB chunks (never moved, never reallocated per element).
 class Corpus {
  public:
@@ -133,6 +138,8 @@ class Corpus {
   void set_times_picked(Index i, std::uint64_t n) { entries_[static_cast<std::size_t>(i)].times_picked = n; }
   /// Records that a sampler picked element i.
   void mark_picked(Index i) { ++entries_[static_cast<std::size_t>(i)].times_picked; }
+  /// Sets the fitness of element i (the Fuzzer does, when its objective has a fitness).
+  void set_fitness(Index i, float fitness) { entries_[static_cast<std::size_t>(i)].fitness = fitness; }
 
   /// Bytes of rows and entries in use (what the docs' per-element figure counts).
   std::size_t memory_bytes() const {
@@ -151,6 +158,7 @@ class Corpus {
     e.depth = depth;
     e.execution = execution;
     coverage_.append(coverage);
+    if (parent >= 0 && parent < size()) ++entries_[static_cast<std::size_t>(parent)].children;
     entries_.push_back(e);
     return e.id;
   }

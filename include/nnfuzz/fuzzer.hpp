@@ -3,6 +3,7 @@
 #pragma once
 
 #include "corpus.hpp"
+#include "feedback.hpp"
 #include "input.hpp"
 #include "coverage/calibrated.hpp"
 #include "detail/config.hpp"
@@ -38,6 +39,10 @@ struct FuzzOptions {
   /// batch of the shape they were found in); one that does not fire again is counted in
   /// FuzzStats::unconfirmed and dropped. Costs one extra batch per batch with a hit.
   bool recheck_findings = true;
+  /// When the objective has a fitness (WithFitness): also keep a mutant whose fitness beats the
+  /// best so far although its coverage is not new (a fitness frontier joins the corpus). The
+  /// coverage policy is not told of it.
+  bool keep_fitter = true;
 };
 
 /// An input on which the objective fired.
@@ -62,10 +67,13 @@ struct FuzzStats {
   Index findings = 0;                ///< findings collected
   Index unconfirmed = 0;             ///< hits that did not fire again when re-evaluated (dropped)
   Index coverage_size = 0;           ///< vectors the coverage policy holds (Coverage::size())
+  Index imported = 0;                ///< elements callbacks handed over by on_import() that were new (this session)
   float coverage_radius = 0;         ///< the coverage policy's novelty radius, if it has `threshold()` (else 0)
   std::uint64_t last_new_coverage_execution = 0;  ///< execution count at the last new coverage
   double seconds_since_new_coverage = 0;          ///< wall time since the last new coverage
   bool finished = false;                          ///< true in the final on_corpus / on_end calls of a run
+  /// Best fitness seen in the run (WithFitness objectives; NaN otherwise).
+  float best_fitness = std::numeric_limits<float>::quiet_NaN();
 };
 
 /// What run() returns: the findings and the final counters.
@@ -99,6 +107,8 @@ NNFUZZ_HOOK(on_new_coverage, (std::declval<const FuzzStats&>(), Index{0}), )
 NNFUZZ_HOOK(on_finding, (std::declval<const Finding&>(), std::declval<const FuzzStats&>()), )
 NNFUZZ_HOOK(on_end, (std::declval<const FuzzStats&>()), )
 NNFUZZ_HOOK(on_corpus, (std::declval<const Corpus&>(), std::declval<const FuzzStats&>()), )
+// on_import(corpus, incoming, stats): a callback appends elements found elsewhere (io/sync.hpp).
+NNFUZZ_HOOK(on_import, (std::declval<const Corpus&>(), std::declval<Corpus&>(), std::declval<const FuzzStats&>()), )
 #undef NNFUZZ_HOOK
 
 // A member whose name is a known hook, whatever its signature (non-template, non-overloaded).
@@ -113,6 +123,7 @@ NNFUZZ_NAMED(on_new_coverage)
 NNFUZZ_NAMED(on_finding)
 NNFUZZ_NAMED(on_end)
 NNFUZZ_NAMED(on_corpus)
+NNFUZZ_NAMED(on_import)
 // Likely misspellings of the hooks: a callback that defines one of them is refused.
 NNFUZZ_NAMED(on_findings)
 NNFUZZ_NAMED(on_found)
@@ -135,11 +146,12 @@ NNFUZZ_NAMED(on_ends)
 template <typename C>
 constexpr void check_callback() {
   static_assert(has_on_start<C>::value || has_on_batch<C>::value || has_on_new_coverage<C>::value ||
-                    has_on_finding<C>::value || has_on_end<C>::value || has_on_corpus<C>::value,
+                    has_on_finding<C>::value || has_on_end<C>::value || has_on_corpus<C>::value || has_on_import<C>::value,
                 "nnfuzz: a callback passed to run() has none of the hooks on_start(const FuzzStats&), "
                 "on_batch(const FuzzStats&), on_new_coverage(const FuzzStats&, Index), "
                 "on_finding(const Finding&, const FuzzStats&), on_corpus(const Corpus&, const FuzzStats&), "
-                "on_end(const FuzzStats&) with these parameters (see callbacks.hpp)");
+                "on_end(const FuzzStats&), on_import(const Corpus&, Corpus&, const FuzzStats&) with these parameters (see "
+                "callbacks.hpp)");
   static_assert(!(names_on_start<C>::value && !has_on_start<C>::value),
                 "nnfuzz: callback member on_start has the wrong parameters: on_start(const nnfuzz::FuzzStats&)");
   static_assert(!(names_on_batch<C>::value && !has_on_batch<C>::value),
@@ -155,6 +167,9 @@ constexpr void check_callback() {
   static_assert(!(names_on_corpus<C>::value && !has_on_corpus<C>::value),
                 "nnfuzz: callback member on_corpus has the wrong parameters: "
                 "on_corpus(const nnfuzz::Corpus&, const nnfuzz::FuzzStats&)");
+  static_assert(!(names_on_import<C>::value && !has_on_import<C>::value),
+                "nnfuzz: callback member on_import has the wrong parameters: "
+                "on_import(const nnfuzz::Corpus& corpus, nnfuzz::Corpus& incoming, const nnfuzz::FuzzStats&)");
   static_assert(!(names_on_findings<C>::value || names_on_found<C>::value || names_on_find<C>::value ||
                   names_on_new_finding<C>::value || names_on_crash<C>::value),
                 "nnfuzz: callback defines on_findings/on_found/on_find/on_new_finding/on_crash, which is not a hook: "
@@ -251,6 +266,8 @@ class Fuzzer {
   using Output = typename Model::Output;
   /// True for a model with structured inputs (InputLayout: token sequences, several parts).
   static constexpr bool kStructured = detail::has_input_layout<Model>::value;
+  /// True when the objective has a fitness (WithFitness): corpus elements record it.
+  static constexpr bool kHasFitness = detail::has_fitness<Objective, typename Model::Output>::value;
   /// What run() takes as seeds: a matrix of rows (dense), or a vector of InputValue (structured).
   using Seeds = std::conditional_t<kStructured, std::vector<InputValue>, RowMatrix>;
   static_assert(
@@ -472,10 +489,12 @@ class Fuzzer {
       }
       detail::run_objective(objective_, rows, out_, hits_);
       coverage_.observe(cov, is_new_);
+      compute_fitness(n);
       const std::uint64_t before = st.executions;
       for (Index r = 0; r < n; ++r) {
         ++st.executions;
-        add_row(r, cov.row(r).data(), -1, first + r, 0, 0);
+        const Index id = add_row(r, cov.row(r).data(), -1, first + r, 0, 0);
+        note_fitness(id, r);
       }
       record_hits(
           result, rows, before, [first](Index r) { return first + r; }, -1, 0);
@@ -495,11 +514,37 @@ class Fuzzer {
     }
   }
   // Appends row r of the batch buffer to the corpus.
-  void add_row(Index r, const float* cov, Index parent, Index root, Index depth, std::uint64_t execution) {
+  Index add_row(Index r, const float* cov, Index parent, Index root, Index depth, std::uint64_t execution) {
     if constexpr (kStructured)
-      corpus_.add(sbatch_, r, cov, parent, root, depth, execution);
+      return corpus_.add(sbatch_, r, cov, parent, root, depth, execution);
     else
-      corpus_.add(batch_.row(r).data(), cov, parent, root, depth, execution);
+      return corpus_.add(batch_.row(r).data(), cov, parent, root, depth, execution);
+  }
+  // The objective's fitness of the batch's first n rows (WithFitness), into fitness_.
+  void compute_fitness(Index n) {
+    if constexpr (kHasFitness) {
+      if (fitness_.size() < n) fitness_.resize(n);  // sized to batch_size at the start: no allocation per batch
+      for (Index r = 0; r < n; ++r) fitness_(r) = objective_.fitness(out_, r);
+    } else {
+      (void)n;
+    }
+  }
+  // Records row r's fitness on corpus element `id` and in the run's best.
+  void note_fitness(Index id, Index r) {
+    if constexpr (kHasFitness) {
+      const float f = fitness_(r);
+      corpus_.set_fitness(id, f);
+      if (f > best_fitness_ || (detail::is_nan(best_fitness_) && !detail::is_nan(f))) best_fitness_ = f;
+    } else {
+      (void)id, (void)r;
+    }
+  }
+  // True when row r beats the best fitness so far (FuzzOptions::keep_fitter).
+  bool fitter(Index r) const {
+    if constexpr (kHasFitness)
+      return options_.keep_fitter && fitness_(r) > best_fitness_;
+    else
+      return (void)r, false;
   }
   // Stored input i, as the mutator takes it.
   auto stored_input(Index i) const {
@@ -537,6 +582,7 @@ class Fuzzer {
 
   void start_session() {
     rng_.seed(options_.seed);
+    best_fitness_ = std::numeric_limits<float>::quiet_NaN();
     start_ = Clock::now();
     last_new_ = start_;
     const Index b = options_.batch_size;
@@ -558,6 +604,7 @@ class Fuzzer {
       else
         batch_.resize(b, d);
       hits_.resize(b);
+      if constexpr (kHasFitness) fitness_.resize(b);
       hit_rows_.reserve(static_cast<std::size_t>(b));
       is_new_.resize(b);
     } catch (const std::bad_alloc&) {
@@ -583,6 +630,8 @@ class Fuzzer {
   void loop(FuzzResult& result, std::uint64_t offset, Callbacks&... callbacks) {
     FuzzStats& st = result.stats;
     const Index b = options_.batch_size;
+    if constexpr (detail::has_policy_reset<Sampler>::value) sampler_.reset();
+    if constexpr (detail::has_policy_reset<Mutator>::value) mutator_.reset();
     bool stop = options_.max_findings > 0 && result.stats.findings >= options_.max_findings;
     // Callbacks start once the seeds are in (libFuzzer's INITED), then hear of seed findings.
     update_stats(st);
@@ -610,13 +659,15 @@ class Fuzzer {
       const auto cov = coverage_of(n);
       detail::run_objective(objective_, batch, out_, hits_);
       coverage_.observe(cov, is_new_);
-      Index added = 0;
+      compute_fitness(n);
+      Index added = 0, first_added = -1;
       const std::uint64_t before = st.executions;
       for (Index r = 0; r < n; ++r) {
         ++st.executions;
-        if (is_new_(r) && row_finite(r)) {  // a non-finite input is never stored
-          add_row(r, cov.row(r).data(), parent, pe.root, pe.depth + 1, st.executions);
-          ++added;
+        if ((is_new_(r) || fitter(r)) && row_finite(r)) {  // a non-finite input is never stored
+          const Index id = add_row(r, cov.row(r).data(), parent, pe.root, pe.depth + 1, st.executions);
+          note_fitness(id, r);
+          if (added++ == 0) first_added = id;
         }
       }
       if (!stop)
@@ -624,6 +675,19 @@ class Fuzzer {
             result, batch, before, [root = pe.root](Index) { return root; }, parent, pe.depth + 1, callbacks...);
       ++st.iterations;
       update_stats(st);
+      if constexpr (detail::has_sampler_feedback<Sampler>::value || detail::has_mutator_feedback<Mutator>::value) {
+        BatchFeedback fb;
+        fb.parent = parent;
+        fb.rows = n;
+        fb.added = added;
+        fb.first_added = first_added;
+        fb.hits = static_cast<Index>(hits_.head(n).count());
+        fb.executions = st.executions;
+        if constexpr (kHasFitness) fb.fitness = fitness_.data();
+        fb.best_fitness = best_fitness_;
+        if constexpr (detail::has_sampler_feedback<Sampler>::value) sampler_.feedback(fb, corpus_);
+        if constexpr (detail::has_mutator_feedback<Mutator>::value) mutator_.feedback(fb);
+      }
       if (added > 0) {
         last_new_ = Clock::now();
         st.last_new_coverage_execution = st.executions;
@@ -633,11 +697,78 @@ class Fuzzer {
         if (any_of_hooks([&](auto& c) { return detail::call_on_corpus(c, corpus_, st); }, callbacks...)) stop = true;
       }
       if (any_of_hooks([&](auto& c) { return detail::call_on_batch(c, st); }, callbacks...)) stop = true;
+      if (!stop && import_elements(st, callbacks...)) stop = true;
     }
     update_stats(st);
     st.finished = true;
     any_of_hooks([&](auto& c) { return detail::call_on_corpus(c, corpus_, st); }, callbacks...);
     any_of_hooks([&](auto& c) { return detail::call_on_end(c, st); }, callbacks...);
+  }
+
+  // The on_import() hook, after each batch: callbacks append to `imports_` (handed over empty,
+  // shaped like the corpus) elements found elsewhere — another worker's (io/sync.hpp) — with
+  // their coverage vectors. They are not evaluated again: their vectors go through
+  // coverage_.observe() like a batch's, and the new ones join the corpus as roots of their own
+  // (parent -1, root = their own id, depth 0, execution = now); FuzzStats::imported counts them
+  // and on_corpus() hears of the growth. Works alike for dense and structured inputs. A
+  // non-finite input, or a token outside the layout, throws (naming the element). Returns true
+  // when a callback stops the run. Compiled away when no callback has on_import().
+  template <typename... Callbacks>
+  bool import_elements(FuzzStats& st, Callbacks&... callbacks) {
+    if constexpr ((detail::has_on_import<Callbacks>::value || ...)) {
+      auto reshape = [&] {
+        if constexpr (kStructured)
+          imports_.reset(corpus_.layout(), corpus_.coverage_dim());
+        else
+          imports_.reset(corpus_.input_dim(), corpus_.coverage_dim());
+      };
+      if (imports_.coverage_dim() != corpus_.coverage_dim() || imports_.structured() != corpus_.structured() ||
+          imports_.input_dim() != corpus_.input_dim() || imports_.token_cells() != corpus_.token_cells())
+        reshape();
+      bool stop = any_of_hooks(
+          [&](auto& c) { return detail::call_on_import(c, static_cast<const Corpus&>(corpus_), imports_, st); },
+          callbacks...);
+      const Index m = imports_.size();
+      if (m == 0) return stop;
+      if (imports_.structured() != corpus_.structured() || imports_.input_dim() != corpus_.input_dim() ||
+          imports_.coverage_dim() != corpus_.coverage_dim() || (kStructured && imports_.layout() != corpus_.layout()))
+        detail::fail("Fuzzer::run(): on_import() handed over elements shaped unlike the corpus (add() to the corpus "
+                     "given, do not reset() it)");
+      for (Index i = 0; i < m; ++i) {
+        if constexpr (kStructured)
+          check_input("Fuzzer::run()", detail::message("on_import() element ", i), corpus_.layout(),
+                      imports_.view(i).value());
+        else if (!detail::all_finite(imports_.input(i).data(), static_cast<std::size_t>(imports_.input_dim())))
+          detail::fail("Fuzzer::run(): on_import() element ", i, " has a non-finite input value");
+      }
+      const Index block = std::min<Index>(m, 1024);
+      import_cov_.resize(block, corpus_.coverage_dim());
+      Index added = 0;
+      for (Index first = 0; first < m; first += block) {
+        const Index n = std::min(block, m - first);
+        for (Index i = 0; i < n; ++i) import_cov_.row(i) = imports_.coverage(first + i);
+        coverage_.observe(import_cov_.topRows(n), import_new_);
+        for (Index i = 0; i < n; ++i) {
+          if (!import_new_(i)) continue;
+          const Index k = first + i, id = corpus_.size();
+          if constexpr (kStructured) {
+            const InputView v = imports_.view(k);
+            corpus_.add_cells(v.floats_data(), v.tokens_data(), imports_.coverage(k).data(), -1, id, 0, st.executions);
+          } else {
+            corpus_.add(imports_.input(k).data(), imports_.coverage(k).data(), -1, id, 0, st.executions);
+          }
+          ++added;
+        }
+      }
+      reshape();  // empty for the next batch
+      if (added == 0) return stop;
+      st.imported += added;
+      update_stats(st);
+      return any_of_hooks([&](auto& c) { return detail::call_on_corpus(c, corpus_, st); }, callbacks...) || stop;
+    } else {
+      (void)st;
+      return false;
+    }
   }
 
   template <typename F, typename... C>
@@ -751,6 +882,7 @@ class Fuzzer {
     if constexpr (detail::has_threshold<Coverage>::value)
       st.coverage_radius = static_cast<float>(coverage_.threshold());
     st.seconds_since_new_coverage = seconds_since(last_new_);
+    st.best_fitness = best_fitness_;
   }
   static double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -762,11 +894,16 @@ class Fuzzer {
   FuzzOptions options_;
   Rng rng_;
   Corpus corpus_;
+  Corpus imports_;        // on_import(): elements handed over, shaped like corpus_
+  RowMatrix import_cov_;  // their coverage vectors, a block at a time
+  Mask import_new_;
   Output out_, recheck_out_;
   RowMatrix batch_, recheck_batch_;
   InputBatch sbatch_, recheck_sbatch_;  // structured inputs
   Mask recheck_hits_;
   Mask hits_, is_new_;
+  Eigen::VectorXf fitness_;  // the current batch's fitness (WithFitness objectives)
+  float best_fitness_ = std::numeric_limits<float>::quiet_NaN();
   std::vector<Index> hit_rows_;  // rows of the current batch the objective hit
   Clock::time_point start_, last_new_;
   bool running_ = false;  // run()/resume() in progress

@@ -8,14 +8,19 @@
 // filling every row of `batch` with a mutant of `parent`; `root` is the seed the parent's chain
 // started from (for bounds such as TensorFuzz's L-inf ball). It may also provide
 //     void check_seeds(const Eigen::Ref<const nnfuzz::RowMatrix>& seeds) const;
-// which the fuzzer calls once to reject seeds outside the mutator's domain.
+// which the fuzzer calls once to reject seeds outside the mutator's domain, and
+//     void feedback(const nnfuzz::BatchFeedback& batch);   void reset();
+// which it calls after each batch (what the batch produced) and at the start of each run.
 #pragma once
 
 #include "detail/config.hpp"
+#include "feedback.hpp"
 #include "rng.hpp"
 
+#include <array>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 namespace nnfuzz {
 
@@ -168,5 +173,155 @@ class UniformMutator {
   MutationBounds bounds_;
   RowVector lower_, upper_;
 };
+
+/// Resets a few elements of the parent to values drawn uniformly from the domain, then clips
+/// into the L-inf ball around the root: DeepHunter's pixel-value changes. With `patch` > 0 and
+/// `width` > 0 (the input is an image of rows of `width` elements) it resets one random
+/// patch × patch square instead. Large local changes, unlike noise on every element.
+class ResetMutator {
+ public:
+  /// `count` >= 1: elements reset per mutant (ignored in patch mode); `width`, `patch` >= 0.
+  explicit ResetMutator(Index count = 8, MutationBounds bounds = {}, Index width = 0, Index patch = 0)
+      : count_(count), width_(width), patch_(patch), bounds_(bounds) {
+    if (count < 1) detail::fail("ResetMutator(): option 'count' must be >= 1, got ", count);
+    if (width < 0 || patch < 0 || (patch > 0 && (width < 1 || patch > width)))
+      detail::fail(
+          "ResetMutator(): options 'width' and 'patch' must satisfy 1 <= patch <= width (or patch = 0), got "
+          "width=",
+          width, " patch=", patch);
+    bounds_.validate("ResetMutator()");
+  }
+  /// Fills `batch` with copies of `parent`, each with a few elements (or a patch) redrawn.
+  void mutate(const Eigen::Ref<const RowVector>& parent, const Eigen::Ref<const RowVector>& root,
+              Eigen::Ref<RowMatrix> batch, Rng& rng) {
+    NNFUZZ_ASSERT(parent.cols() == batch.cols() && root.cols() == batch.cols());
+    const Index d = batch.cols();
+    if (patch_ > 0 && d % width_ != 0)
+      detail::fail("ResetMutator::mutate(): inputs of ", d, " elements are not rows of option 'width' = ", width_);
+    const float span = bounds_.hi - bounds_.lo;
+    for (Index r = 0; r < batch.rows(); ++r) {
+      batch.row(r) = parent;
+      if (patch_ > 0) {
+        const Index height = d / width_;
+        if (patch_ > height)
+          detail::fail("ResetMutator::mutate(): option 'patch' = ", patch_, " exceeds the ", height, " image rows");
+        const Index y0 = rng.uniform_index(height - patch_ + 1), x0 = rng.uniform_index(width_ - patch_ + 1);
+        for (Index y = y0; y < y0 + patch_; ++y)
+          for (Index x = x0; x < x0 + patch_; ++x)
+            batch(r, y * width_ + x) = bounds_.lo + span * static_cast<float>(rng.uniform());
+      } else {
+        for (Index k = 0; k < count_; ++k)
+          batch(r, rng.uniform_index(d)) = bounds_.lo + span * static_cast<float>(rng.uniform());
+      }
+    }
+    detail::clamp_rows(batch, root, bounds_, lower_, upper_);
+  }
+  /// Rejects seeds that are NaN or outside [lo, hi].
+  void check_seeds(const Eigen::Ref<const RowMatrix>& seeds) const {
+    detail::check_seeds_in_domain("ResetMutator::check_seeds()", seeds, bounds_);
+  }
+  /// Domain and ball.
+  const MutationBounds& bounds() const { return bounds_; }
+
+ private:
+  Index count_, width_, patch_;
+  MutationBounds bounds_;
+  RowVector lower_, upper_;
+};
+
+/// Chooses, for each batch, one of several mutators (operators) by how well each has paid: a
+/// discounted ε-greedy bandit, as DFlare adapts its operator choice. The reward of a batch is
+/// (mutants added to the corpus + objective hits) / mutants, from the fuzzer's feedback. Each
+/// operator is first tried `warmup` batches in turn; after that, with probability `epsilon` a
+/// uniform operator, otherwise the one with the best discounted mean reward (every past batch's
+/// weight multiplied by `decay` per batch, so the choice follows a changing search). Dense rows.
+/// Deterministic: the choice uses the fuzzer's RNG, and the statistics restart with each run.
+template <typename... Mutators>
+class BanditMutator {
+  static_assert(sizeof...(Mutators) >= 1, "nnfuzz: BanditMutator needs at least one mutator");
+
+ public:
+  static constexpr std::size_t kArms = sizeof...(Mutators);  ///< number of operators
+
+  /// The operators, tried with these options: `epsilon` in [0, 1], `decay` in (0, 1], `warmup` >= 1.
+  explicit BanditMutator(std::tuple<Mutators...> arms, double epsilon = 0.1, double decay = 0.99, Index warmup = 2)
+      : arms_(std::move(arms)), epsilon_(epsilon), decay_(decay), warmup_(warmup) {
+    if (!(epsilon >= 0 && epsilon <= 1))
+      detail::fail("BanditMutator(): option 'epsilon' must be in [0, 1], got ", epsilon);
+    if (!(decay > 0 && decay <= 1)) detail::fail("BanditMutator(): option 'decay' must be in (0, 1], got ", decay);
+    if (warmup < 1) detail::fail("BanditMutator(): option 'warmup' must be >= 1, got ", warmup);
+    reset();
+  }
+  /// Picks an operator and lets it fill the batch.
+  void mutate(const Eigen::Ref<const RowVector>& parent, const Eigen::Ref<const RowVector>& root,
+              Eigen::Ref<RowMatrix> batch, Rng& rng) {
+    last_ = choose(rng);
+    ++batches_[last_];
+    dispatch(last_, [&](auto& m) { m.mutate(parent, root, batch, rng); });
+  }
+  /// Credits the operator that made the batch.
+  void feedback(const BatchFeedback& fb) {
+    if (fb.rows < 1) return;
+    const double reward = static_cast<double>(fb.added + fb.hits) / static_cast<double>(fb.rows);
+    for (std::size_t a = 0; a < kArms; ++a) {
+      gain_[a] *= decay_;
+      weight_[a] *= decay_;
+    }
+    gain_[last_] += reward;
+    weight_[last_] += 1;
+  }
+  /// Forgets the statistics (the fuzzer calls it at the start of each run).
+  void reset() {
+    gain_.fill(0);
+    weight_.fill(0);
+    batches_.fill(0);
+    turn_ = 0;
+    last_ = 0;
+  }
+  /// Rejects seeds any operator rejects.
+  void check_seeds(const Eigen::Ref<const RowMatrix>& seeds) const {
+    std::apply([&](const auto&... m) { (check_one(m, seeds), ...); }, arms_);
+  }
+  /// Batches each operator made in this run.
+  const std::array<std::uint64_t, kArms>& batches() const { return batches_; }
+  /// Discounted mean reward of operator `arm` (0 before it was tried).
+  double mean_reward(std::size_t arm) const { return weight_[arm] > 0 ? gain_[arm] / weight_[arm] : 0.0; }
+  /// The operators.
+  const std::tuple<Mutators...>& arms() const { return arms_; }
+
+ private:
+  std::size_t choose(Rng& rng) {
+    if (turn_ < static_cast<std::uint64_t>(warmup_) * kArms) return static_cast<std::size_t>(turn_++ % kArms);
+    if (rng.uniform() < epsilon_) return static_cast<std::size_t>(rng.uniform_index(static_cast<Index>(kArms)));
+    std::size_t best = 0;
+    for (std::size_t a = 1; a < kArms; ++a)
+      if (mean_reward(a) > mean_reward(best)) best = a;
+    return best;
+  }
+  template <typename F, std::size_t I = 0>
+  void dispatch(std::size_t arm, F&& f) {
+    if constexpr (I < kArms) {
+      if (arm == I) return f(std::get<I>(arms_));
+      dispatch<F, I + 1>(arm, std::forward<F>(f));
+    }
+  }
+  template <typename M>
+  static void check_one(const M& m, const Eigen::Ref<const RowMatrix>& seeds) {
+    if constexpr (detail::has_check_seeds<M>::value) m.check_seeds(seeds);
+  }
+  std::tuple<Mutators...> arms_;
+  double epsilon_, decay_;
+  Index warmup_;
+  std::array<double, kArms> gain_{}, weight_{};
+  std::array<std::uint64_t, kArms> batches_{};
+  std::uint64_t turn_ = 0;
+  std::size_t last_ = 0;
+};
+
+/// Builds a BanditMutator over copies of the operators (default options).
+template <typename... Mutators>
+BanditMutator<Mutators...> make_bandit_mutator(Mutators... arms) {
+  return BanditMutator<Mutators...>(std::make_tuple(std::move(arms)...));
+}
 
 }  // namespace nnfuzz

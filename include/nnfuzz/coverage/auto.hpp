@@ -51,6 +51,11 @@ class AutoCoverage {
   bool using_kd_tree() const { return using_kd_; }
   /// The L2 novelty radius.
   float threshold() const { return brute_.threshold(); }
+  /// Changes the radius for later observe() calls (the stored vectors stay).
+  void set_threshold(float threshold) {
+    brute_.set_threshold(threshold);
+    kd_.set_threshold(threshold);
+  }
 
  private:
   BruteForceCoverage brute_;

@@ -88,6 +88,10 @@ class BruteForceCoverage {
   Index size() const { return store_.size(); }
   /// The L2 novelty radius.
   float threshold() const { return threshold_; }
+  /// Changes the radius for later observe() calls (the stored vectors stay).
+  void set_threshold(float threshold) {
+    threshold_ = detail::checked_threshold("BruteForceCoverage::set_threshold()", threshold);
+  }
   /// Coverage vector length given to reset().
   Index dim() const { return store_.cols(); }
   /// Stored vector i.

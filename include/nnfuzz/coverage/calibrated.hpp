@@ -11,13 +11,71 @@
 
 namespace nnfuzz {
 
-/// What CalibratedCoverage chose, once it has chosen.
+/// What CalibratedCoverage chose, once it has chosen, and how it has adapted since.
 struct Calibration {
-  float radius = 0;           ///< the L2 novelty radius chosen (0: not calibrated yet)
-  double target_rate = 0;     ///< the acceptance rate it aimed at for the first mutants
+  float radius = 0;           ///< the L2 novelty radius now (0: not calibrated yet)
+  float initial_radius = 0;   ///< the radius chosen from the first mutants
+  double target_rate = 0;     ///< the acceptance rate it aims at
   Index samples = 0;          ///< first mutants whose nearest-seed distances it looked at
   float median_distance = 0;  ///< their median nearest-seed distance
+  Index adjustments = 0;      ///< times the radius was changed since (CalibrationOptions::adapt)
+  double window_rate = 0;     ///< acceptance rate of the last full window of mutants
 };
+
+/// Options of CalibratedCoverage (plain fields with defaults).
+struct CalibrationOptions {
+  /// The share of mutants that should be new, in (0, 1): 0.1 keeps one mutant in ten.
+  double target_rate = 0.1;
+  /// Hold the rate during the run: after every `window` mutants, if their acceptance rate left
+  /// [target_rate / tolerance, target_rate * tolerance], scale the radius by
+  /// sqrt(rate / target_rate), clamped to [1/2, 2] per step and to [1/1000, 1000] times the
+  /// first radius overall. Off: the first radius stays (the corpus may then become a random walk
+  /// or stop growing as the run goes on; the README's guidance table measures both).
+  bool adapt = true;
+  Index window = 2000;     ///< mutants per adaptation check (>= 1)
+  double tolerance = 2.0;  ///< factor the rate may drift from the target before the radius moves (> 1)
+};
+
+/// The radius for which about `target_rate` of `mutants` would be new against `references`: the
+/// (1 - target_rate) quantile of each mutant's exact L2 distance to its nearest reference, just
+/// above it (nnfuzz's "new" is distance >= radius). Rows that are not finite are skipped. Returns
+/// 0 when no finite mutant lies at a positive distance (a constant coverage: nothing to choose
+/// from). `median`, if given, receives the median of the distances. O(mutants x references x dim).
+inline float calibrate_radius(const Eigen::Ref<const RowMatrix>& references, const Eigen::Ref<const RowMatrix>& mutants,
+                              double target_rate, float* median = nullptr) {
+  if (!detail::is_finite(target_rate) || !(target_rate > 0 && target_rate < 1))
+    detail::fail("calibrate_radius(): option 'target_rate' must be in (0, 1), got ", target_rate);
+  if (references.rows() < 1) detail::fail("calibrate_radius(): no reference vectors (0 rows)");
+  if (references.cols() != mutants.cols())
+    detail::fail("calibrate_radius(): references have ", references.cols(), " columns, mutants ", mutants.cols());
+  std::vector<float> distances;
+  std::vector<char> usable(static_cast<std::size_t>(references.rows()));
+  for (Index j = 0; j < references.rows(); ++j)
+    usable[static_cast<std::size_t>(j)] = detail::row_all_finite(references, j);
+  float smallest_positive = std::numeric_limits<float>::infinity();
+  for (Index i = 0; i < mutants.rows(); ++i) {
+    if (!detail::row_all_finite(mutants, i)) continue;
+    float d2 = std::numeric_limits<float>::infinity();
+    for (Index j = 0; j < references.rows(); ++j)
+      if (usable[static_cast<std::size_t>(j)]) d2 = std::min(d2, (references.row(j) - mutants.row(i)).squaredNorm());
+    if (!detail::is_finite(d2)) continue;
+    const float d = std::sqrt(d2);
+    distances.push_back(d);
+    if (d > 0) smallest_positive = std::min(smallest_positive, d);
+  }
+  if (!detail::is_finite(smallest_positive)) return 0;
+  const auto n = distances.size();
+  auto at = [&](double q) {
+    const auto k =
+        std::min<std::size_t>(n - 1, static_cast<std::size_t>(std::floor(q * static_cast<double>(n - 1) + 0.5)));
+    std::nth_element(distances.begin(), distances.begin() + static_cast<std::ptrdiff_t>(k), distances.end());
+    return distances[k];
+  };
+  if (median) *median = at(0.5);
+  float radius = at(1.0 - target_rate);
+  if (!(radius > 0)) radius = smallest_positive;
+  return std::nextafter(radius, std::numeric_limits<float>::infinity());
+}
 
 /// Coverage policy that needs no radius: the default of Fuzzer. A fixed radius on the wrong scale
 /// silently turns fuzzing into random search (radius too large: nothing is ever new) or into a
@@ -25,20 +83,27 @@ struct Calibration {
 /// vectors, which a user cannot guess. So:
 ///  1. the seeds are all kept (every finite seed vector is new);
 ///  2. on the first batch of mutants after the seeds (the Fuzzer tells it via seeds_done()), it
-///     measures each mutant's exact L2 distance to its nearest seed vector and takes as radius the
-///     (1 - target_rate) quantile of those distances, so that about `target_rate` of the first
+///     takes calibrate_radius(seeds, mutants, target_rate): about `target_rate` of the first
 ///     mutants would be new;
-///  3. from then on it is an AutoCoverage with that radius (the seeds inserted first).
+///  3. from then on it is an AutoCoverage with that radius (the seeds inserted first), and with
+///     CalibrationOptions::adapt (the default) it moves the radius whenever a window of mutants
+///     strays far from the target rate, so the corpus neither explodes into a random walk nor
+///     freezes into random search as the run goes on.
 /// If every first mutant lies exactly on a seed (a constant coverage), it waits for a batch with
 /// a positive distance; until then nothing is new. The choice is reported by calibration(),
-/// threshold() and FuzzStats::coverage_radius (ProgressPrinter prints it). resume() recalibrates
-/// against the whole saved corpus. Decisions are deterministic: one seed, one run.
+/// threshold() and FuzzStats::coverage_radius (ProgressPrinter prints each change). resume()
+/// recalibrates against the whole saved corpus. Decisions are deterministic: one seed, one run.
 class CalibratedCoverage {
  public:
-  /// `target_rate` in (0, 1): the share of the first mutants that should be new.
-  explicit CalibratedCoverage(double target_rate = 0.1) : target_(target_rate) {
-    if (!detail::is_finite(target_rate) || !(target_rate > 0 && target_rate < 1))
-      detail::fail("CalibratedCoverage(): option 'target_rate' must be in (0, 1), got ", target_rate);
+  /// `target_rate` in (0, 1): the share of mutants that should be new (adaptation on).
+  explicit CalibratedCoverage(double target_rate = 0.1) : CalibratedCoverage(options_for(target_rate)) {}
+  /// All options (see CalibrationOptions).
+  explicit CalibratedCoverage(const CalibrationOptions& options) : options_(options), target_(options.target_rate) {
+    if (!detail::is_finite(target_) || !(target_ > 0 && target_ < 1))
+      detail::fail("CalibratedCoverage(): option 'target_rate' must be in (0, 1), got ", target_);
+    if (options.window < 1) detail::fail("CalibratedCoverage(): option 'window' must be >= 1, got ", options.window);
+    if (!detail::is_finite(options.tolerance) || !(options.tolerance > 1))
+      detail::fail("CalibratedCoverage(): option 'tolerance' must be > 1 and finite, got ", options.tolerance);
   }
   /// Forgets every vector and the radius; `dim` is the coverage vector length.
   void reset(Index dim) {
@@ -47,6 +112,7 @@ class CalibratedCoverage {
     pending_.clear();
     inner_.reset();
     seeds_done_ = false;
+    seen_ = new_ = 0;
     calibration_ = Calibration{};
     calibration_.target_rate = target_;
   }
@@ -58,6 +124,7 @@ class CalibratedCoverage {
       detail::fail("CalibratedCoverage::observe(): vectors have ", vectors.cols(), " elements, reset() said ", dim_);
     if (inner_) {
       inner_->observe(vectors, is_new);
+      adapt(is_new);
       return;
     }
     is_new.resize(vectors.rows());
@@ -79,7 +146,10 @@ class CalibratedCoverage {
       return;
     }
     calibrate(vectors);
-    if (inner_) inner_->observe(vectors, is_new);
+    if (inner_) {
+      inner_->observe(vectors, is_new);
+      adapt(is_new);
+    }
   }
   /// Vectors remembered.
   Index size() const {
@@ -91,37 +161,53 @@ class CalibratedCoverage {
   bool calibrated() const { return inner_.has_value(); }
   /// What was chosen, from what.
   const Calibration& calibration() const { return calibration_; }
-  /// The target acceptance rate of the first mutants.
+  /// The target acceptance rate.
   double target_rate() const { return target_; }
+  /// The options.
+  const CalibrationOptions& options() const { return options_; }
 
  private:
+  static CalibrationOptions options_for(double target_rate) {
+    CalibrationOptions o;
+    o.target_rate = target_rate;
+    return o;
+  }
+  // After the radius is chosen: counts the window's new rows and moves the radius when the rate
+  // strays out of the band. Only finite rows count (a NaN row is never new whatever the radius).
+  void adapt(const Mask& is_new) {
+    if (!options_.adapt) return;
+    for (Index i = 0; i < is_new.rows(); ++i) {
+      ++seen_;
+      new_ += is_new(i) ? 1 : 0;
+      if (seen_ < options_.window) continue;
+      const double rate = static_cast<double>(new_) / static_cast<double>(seen_);
+      calibration_.window_rate = rate;
+      seen_ = new_ = 0;
+      if (rate <= target_ * options_.tolerance && rate >= target_ / options_.tolerance) continue;
+      const double floor_rate = 0.25 / static_cast<double>(options_.window);
+      const double factor = std::min(2.0, std::max(0.5, std::sqrt(std::max(rate, floor_rate) / target_)));
+      const double lo = static_cast<double>(calibration_.initial_radius) / 1000.0;
+      const double hi = static_cast<double>(calibration_.initial_radius) * 1000.0;
+      const float radius =
+          static_cast<float>(std::min(hi, std::max(lo, static_cast<double>(calibration_.radius) * factor)));
+      if (radius == calibration_.radius || !(radius > 0) || !detail::is_finite(radius)) continue;
+      calibration_.radius = radius;
+      ++calibration_.adjustments;
+      inner_->set_threshold(radius);
+    }
+  }
   void calibrate(const Eigen::Ref<const RowMatrix>& vectors) {
     const Index stored = static_cast<Index>(pending_.size()) / dim_;
     const Eigen::Map<const RowMatrix> seeds(pending_.data(), stored, dim_);
-    distances_.clear();
-    for (Index i = 0; i < vectors.rows(); ++i) {
-      if (!detail::row_all_finite(vectors, i)) continue;
-      const float d2 = (seeds.rowwise() - vectors.row(i)).rowwise().squaredNorm().minCoeff();
-      distances_.push_back(std::sqrt(d2));
-    }
-    std::vector<float> positive;
-    for (float d : distances_)
-      if (d > 0) positive.push_back(d);
-    if (positive.empty()) return;  // every mutant on a seed: wait for the next batch
-    const auto n = distances_.size();
-    auto at = [&](double q) {
-      const auto k =
-          std::min<std::size_t>(n - 1, static_cast<std::size_t>(std::floor(q * static_cast<double>(n - 1) + 0.5)));
-      std::nth_element(distances_.begin(), distances_.begin() + static_cast<std::ptrdiff_t>(k), distances_.end());
-      return distances_[k];
-    };
-    calibration_.samples = static_cast<Index>(n);
-    calibration_.median_distance = at(0.5);
-    float radius = at(1.0 - target_);
-    if (!(radius > 0)) radius = *std::min_element(positive.begin(), positive.end());
-    // Just above the quantile, so that the quantile's own mutant is not new ("new" is distance >= radius).
-    radius = std::nextafter(radius, std::numeric_limits<float>::infinity());
+    float median = 0;
+    const float radius = calibrate_radius(seeds, vectors, target_, &median);
+    if (!(radius > 0)) return;  // every mutant on a seed: wait for the next batch
+    Index finite = 0;
+    for (Index i = 0; i < vectors.rows(); ++i) finite += detail::row_all_finite(vectors, i) ? 1 : 0;
+    calibration_.samples = finite;
+    calibration_.median_distance = median;
     calibration_.radius = radius;
+    calibration_.initial_radius = radius;
     inner_.emplace(radius);
     inner_->reset(dim_);
     Mask scratch;
@@ -130,11 +216,12 @@ class CalibratedCoverage {
     pending_.shrink_to_fit();
   }
 
+  CalibrationOptions options_;
   double target_;
   Index dim_ = 0;
+  Index seen_ = 0, new_ = 0;  // mutants observed / found new in the current adaptation window
   bool seeds_done_ = false;
   std::vector<float> pending_;  // seed vectors, row after row, until calibrated
-  std::vector<float> distances_;
   std::optional<AutoCoverage> inner_;
   Calibration calibration_;
 };

@@ -168,6 +168,11 @@ class KdTreeCoverage {
   Index size() const { return store_.size(); }
   /// The L2 novelty radius.
   float threshold() const { return threshold_; }
+  /// Changes the radius for later observe() calls (the stored vectors stay; used by
+  /// CalibratedCoverage to hold its acceptance rate).
+  void set_threshold(float threshold) {
+    threshold_ = detail::checked_threshold("KdTreeCoverage::set_threshold()", threshold);
+  }
   /// Coverage vector length given to reset() (0 before).
   Index dim() const { return store_.cols(); }
   /// Stored vector i.

@@ -114,6 +114,15 @@ struct has_describe<
     O, Out, void_t<decltype(std::string(std::declval<const O&>().describe(std::declval<const Out&>(), Index{0})))>>
     : std::true_type {};
 
+// Optional objective member: float fitness(const Output&, Index row) const (higher = closer to firing).
+template <typename O, typename Out, typename = void>
+struct has_fitness : std::false_type {};
+template <typename O, typename Out>
+struct has_fitness<
+    O, Out,
+    void_t<decltype(static_cast<float>(std::declval<const O&>().fitness(std::declval<const Out&>(), Index{0})))>>
+    : std::true_type {};
+
 template <typename O, typename Out, typename Batch = Eigen::Ref<const RowMatrix>>
 constexpr bool is_objective_v =
     has_check_member<O, Out, Batch>::value || is_batch_callable<O, Out, Batch>::value || is_row_callable<O, Out>::value;
