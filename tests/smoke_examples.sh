@@ -72,6 +72,17 @@ for f in cgf-run1 cgf-run2 random-run1 random-run2; do
   head -n1 "${work}/nan/csv/${f}.csv" | grep -q '^executions,corpus_size,findings$' || fail "csv ${f}"
 done
 
+"${ex}/guidance" --task nan --data "${work}/data" --models "${work}/models" --out "${work}/g" --train-steps 200 \
+  --masters 1,2 --runs 2 --seeds 3 --executions 2000 --jobs 2 \
+  --guidance random,tensorfuzz,calibrated,power,probabilistic,bandit,fitness,square,kmnc,nlc > "${work}/g-nan.txt"
+rows=$(grep -Ec '^\| [a-z-]+ \| [0-2]/2 \| [0-2]/2 \| [0-9]+% \|' "${work}/g-nan.txt" || true)
+[[ "${rows}" == 10 ]] || fail "guidance --task nan table has ${rows} rows, expected 10"
+[[ $(wc -l < "${work}/g/mnist-nan/runs.csv") == 41 ]] || fail "guidance runs.csv should have 40 rows + header"
+"${ex}/guidance" --task f16 --data "${work}/data" --models "${work}/models" --out "${work}/g" --train-steps 200 \
+  --masters 1 --images 3 --executions 1000 --eps 0.4 --guidance random,fitness-square > "${work}/g-f16.txt"
+rows=$(grep -Ec '^\| (random|fitness-square) \| [0-3]/3 \|' "${work}/g-f16.txt" || true)
+[[ "${rows}" == 2 ]] || fail "guidance --task f16 table has ${rows} rows, expected 2"
+
 "${ex}/mnist_quantization" --data "${work}/data" --models "${work}/models" --out "${work}/q" --train-steps 200 \
   --seeds 4 --executions 2000 --eps 0.4 --jobs 2 > "${work}/q.txt"
 rows=$(grep -Ec '^half-(arithmetic|storage) +0.4 +(cgf|random) +[0-9]+/4 ' "${work}/q.txt" || true)
@@ -112,6 +123,8 @@ refuses "mnist_nan --executions 1.5e0" "--executions: '1.5e0' is not a whole num
 refuses "mnist_nan --train-steps -5" "--train-steps: '-5' is negative" "${ex}/mnist_nan" --train-steps -5
 refuses "mnist_quantization --train-steps -5" "--train-steps: '-5' is negative" "${ex}/mnist_quantization" --train-steps -5
 refuses "mnist_train --train-steps -5" "--train-steps: '-5' is negative" "${ex}/mnist_train" --train-steps -5
+refuses "guidance --guidance bogus" "--guidance: unknown name 'bogus'" "${ex}/guidance" --guidance random,bogus
+refuses "guidance --task bogus" "--task must be nan or f16" "${ex}/guidance" --task bogus
 refuses "model_regression --candidates bogus" "--candidates must list" "${ex}/model_regression" --candidates bogus
 refuses "model_regression --seeds 1.5" "--seeds: '1.5' is not a whole number" "${ex}/model_regression" --seeds 1.5
 

@@ -302,10 +302,12 @@ TEST_CASE("set_threshold: every back-end judges later vectors at the new radius"
   check(AutoCoverage(1.0f));
 }
 
-TEST_CASE("CalibratedCoverage: adapts the radius when a window's acceptance leaves the band", "[coverage]") {
+TEST_CASE("CalibratedCoverage: grows the radius when a window accepts more than max_rate, never shrinks it",
+          "[coverage]") {
   CalibrationOptions o;
   o.target_rate = 0.1;
   o.window = 10;
+  o.max_rate = 0.1;
   CalibratedCoverage cov(o);
   cov.reset(1);
   Mask is_new;
@@ -315,23 +317,29 @@ TEST_CASE("CalibratedCoverage: adapts the radius when a window's acceptance leav
   cov.seeds_done();
   RowMatrix first(10, 1);
   for (Index i = 0; i < 10; ++i) first(i, 0) = static_cast<float>(i + 1);
-  cov.observe(first, is_new);  // window 1: 1 of 10 new (rate 0.1, in the band)
+  cov.observe(first, is_new);  // window 1: 1 of 10 new (rate 0.1, not above max_rate)
   const float r0 = std::nextafter(9.0f, 100.0f);
   CHECK(cov.threshold() == r0);
   CHECK(cov.calibration().window_rate == Approx(0.1));
   CHECK(cov.calibration().adjustments == 0);
-  // Window 2: every vector new (far apart): rate 1 > 0.2, factor sqrt(10) clamped to 2.
+  // Window 2: every vector new (far apart): rate 1 > 0.1, factor sqrt(10) clamped to 2.
   RowMatrix far(10, 1);
   for (Index i = 0; i < 10; ++i) far(i, 0) = 1000.0f * static_cast<float>(i + 1);
   cov.observe(far, is_new);
   CHECK(is_new.all());
   CHECK(cov.calibration().adjustments == 1);
   CHECK(cov.threshold() == 2 * r0);
-  // Window 3: nothing new: rate 0, floored at 0.25/window = 0.025 -> factor sqrt(0.25) = 0.5.
+  // Window 3: 4 of 10 new: factor sqrt(4) = 2 again.
+  RowMatrix some(10, 1);
+  for (Index i = 0; i < 10; ++i) some(i, 0) = i < 4 ? 20000.0f + 100.0f * static_cast<float>(i) : 1000.0f;
+  cov.observe(some, is_new);
+  CHECK(is_new.count() == 4);
+  CHECK(cov.threshold() == 4 * r0);
+  // Window 4: nothing new: the radius stays (a falling rate is the corpus covering its space).
   cov.observe(RowMatrix::Constant(10, 1, 1000.0f), is_new);
   CHECK(!is_new.any());
   CHECK(cov.calibration().adjustments == 2);
-  CHECK(cov.threshold() == r0);
+  CHECK(cov.threshold() == 4 * r0);
   CHECK(cov.calibration().initial_radius == r0);
   // Without adaptation the first radius stays.
   o.adapt = false;
@@ -347,6 +355,6 @@ TEST_CASE("CalibratedCoverage: adapts the radius when a window's acceptance leav
   o.window = 0;
   CHECK_THROWS_WITH(CalibratedCoverage(o), Catch::Contains("'window'"));
   o.window = 10;
-  o.tolerance = 1.0;
-  CHECK_THROWS_WITH(CalibratedCoverage(o), Catch::Contains("'tolerance'"));
+  o.max_rate = 0;
+  CHECK_THROWS_WITH(CalibratedCoverage(o), Catch::Contains("'max_rate'"));
 }

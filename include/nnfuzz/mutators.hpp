@@ -229,6 +229,57 @@ class ResetMutator {
   RowVector lower_, upper_;
 };
 
+/// Square Attack's step (Andriushchenko et al., ECCV 2020), for inputs that are images in an
+/// L-inf ball: each mutant copies the parent and sets one random square patch to the ball's
+/// corner, root ± linf_radius (one random sign per patch), clipped into the domain. Patch sides
+/// are drawn uniformly from [1, max_side]. Corners move a network's logits most per unit of
+/// L-inf budget: with a fitness (WithFitness, FitnessSampler) this is a black-box attack's
+/// climb. Without a ball (infinite radius) the patch goes to lo or hi.
+class SquareMutator {
+ public:
+  /// `width` >= 1: elements per image row; `max_side` in [1, width] (0: width / 4, at least 1).
+  explicit SquareMutator(Index width, MutationBounds bounds = {}, Index max_side = 0)
+      : width_(width), max_side_(max_side > 0 ? max_side : std::max<Index>(1, width / 4)), bounds_(bounds) {
+    if (width < 1) detail::fail("SquareMutator(): option 'width' must be >= 1, got ", width);
+    if (max_side < 0 || max_side_ > width)
+      detail::fail("SquareMutator(): option 'max_side' must be in [1, width = ", width, "] (or 0), got ", max_side);
+    bounds_.validate("SquareMutator()");
+  }
+  /// Fills `batch` with copies of `parent`, each with one patch at a corner of the ball.
+  void mutate(const Eigen::Ref<const RowVector>& parent, const Eigen::Ref<const RowVector>& root,
+              Eigen::Ref<RowMatrix> batch, Rng& rng) {
+    NNFUZZ_ASSERT(parent.cols() == batch.cols() && root.cols() == batch.cols());
+    const Index d = batch.cols();
+    if (d % width_ != 0 || d / width_ < max_side_)
+      detail::fail("SquareMutator::mutate(): inputs of ", d, " elements are not images of option 'width' = ", width_,
+                   " with at least max_side = ", max_side_, " rows");
+    const Index height = d / width_;
+    for (Index r = 0; r < batch.rows(); ++r) {
+      batch.row(r) = parent;
+      const Index side = 1 + rng.uniform_index(max_side_);
+      const Index y0 = rng.uniform_index(height - side + 1), x0 = rng.uniform_index(width_ - side + 1);
+      const float step = rng.uniform() < 0.5 ? -bounds_.linf_radius : bounds_.linf_radius;
+      for (Index y = y0; y < y0 + side; ++y)
+        for (Index x = x0; x < x0 + side; ++x) {
+          const Index i = y * width_ + x;
+          batch(r, i) = std::min(bounds_.hi, std::max(bounds_.lo, root(i) + step));
+        }
+    }
+    detail::clamp_rows(batch, root, bounds_, lower_, upper_);
+  }
+  /// Rejects seeds that are NaN or outside [lo, hi].
+  void check_seeds(const Eigen::Ref<const RowMatrix>& seeds) const {
+    detail::check_seeds_in_domain("SquareMutator::check_seeds()", seeds, bounds_);
+  }
+  /// Largest patch side.
+  Index max_side() const { return max_side_; }
+
+ private:
+  Index width_, max_side_;
+  MutationBounds bounds_;
+  RowVector lower_, upper_;
+};
+
 /// Chooses, for each batch, one of several mutators (operators) by how well each has paid: a
 /// discounted ε-greedy bandit, as DFlare adapts its operator choice. The reward of a batch is
 /// (mutants added to the corpus + objective hits) / mutants, from the fuzzer's feedback. Each

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace nnfuzz {
 
@@ -20,7 +21,56 @@ enum class CoverageSignal {
   /// fail, the largest logit (exp overflows past ~88) and the logit spread max − min (exp of the
   /// smallest underflows relative to the sum past ~104). Three numbers: several frontiers.
   value_profile,
+  /// The post-activations (ReLU outputs) of every hidden layer, concatenated in order: what the
+  /// neuron criteria (neuron.hpp: NC, KMNC, NBC, SNAC, TKNC) and NLC (nlc.hpp) count, as
+  /// DeepGauge counts hidden neurons. neuron_layers() gives the widths. No logits.
+  neurons,
+  /// `neurons` followed by the logits: for combining a neuron criterion on the hidden layers with
+  /// L2 novelty on the logits (coverage/combine.hpp: Columns).
+  neurons_and_logits,
 };
+
+namespace detail {
+// Hidden post-activations, concatenated (then the logits, if asked), into `out` (B × neurons).
+// Resized only when the batch size changes.
+inline void concat_neurons(const MlpTrace<float>& trace, bool with_logits, RowMatrix& out) {
+  const Index rows = trace.logits().rows();
+  Index cols = with_logits ? trace.logits().cols() : 0;
+  for (const auto& p : trace.post) cols += p.cols();
+  out.resize(rows, cols);
+  Index c = 0;
+  for (const auto& p : trace.post) {
+    out.middleCols(c, p.cols()) = p;
+    c += p.cols();
+  }
+  if (with_logits) out.middleCols(c, trace.logits().cols()) = trace.logits();
+}
+}  // namespace detail
+
+/// The layer widths of a target's coverage vector under `signal`, to pass to the coverage
+/// criteria: the hidden layers' widths for CoverageSignal::neurons (784-200-100-10: {200, 100}),
+/// then the number of logits for neurons_and_logits ({200, 100, 10}); {classes} for logits;
+/// {1} for sum_abs_logits; {3} for value_profile (NanTarget's; PairTarget reports Σ|logits|
+/// then, one column). Throws for `neurons` on a network without a hidden layer.
+inline std::vector<Index> neuron_layers(const Mlp<float>& net, CoverageSignal signal = CoverageSignal::neurons) {
+  const std::vector<Index> sizes = net.sizes();
+  if (sizes.size() < 2) detail::fail("neuron_layers(): the network has no layers");
+  if (sizes.size() < 3 && signal == CoverageSignal::neurons)
+    detail::fail("neuron_layers(): the network has no hidden layer, so CoverageSignal::neurons would be empty");
+  switch (signal) {
+    case CoverageSignal::logits:
+      return {net.output_dim()};
+    case CoverageSignal::sum_abs_logits:
+      return {1};
+    case CoverageSignal::value_profile:
+      return {3};
+    case CoverageSignal::neurons:
+      return std::vector<Index>(sizes.begin() + 1, sizes.end() - 1);
+    case CoverageSignal::neurons_and_logits:
+      break;
+  }
+  return std::vector<Index>(sizes.begin() + 1, sizes.end());
+}
 
 /// Fuzz target for the NaN experiment: a float classifier with TensorFuzz's "unsafe" softmax
 /// p = exp(l) / Σ exp(l) and cross entropy −Σ y·log(p), neither stabilised.
@@ -75,6 +125,8 @@ class NanTarget {
     }
     if (signal_ == CoverageSignal::logits) {
       out.coverage = l;
+    } else if (signal_ == CoverageSignal::neurons || signal_ == CoverageSignal::neurons_and_logits) {
+      detail::concat_neurons(out.trace, signal_ == CoverageSignal::neurons_and_logits, out.coverage);
     } else if (signal_ == CoverageSignal::sum_abs_logits) {
       out.coverage = l.cwiseAbs().rowwise().sum();
     } else {
@@ -97,7 +149,8 @@ class NanTarget {
 /// Fuzz target for the quantization experiment: a float network (the reference) and a float16
 /// or int8 twin (the candidate) on the same batch. Output members `reference` and `candidate`
 /// hold the two logits (float; half values converted exactly), as DisagreementObjective expects;
-/// coverage is the reference logits (or Σ|logits|).
+/// coverage is the reference logits, Σ|logits| (for sum_abs_logits and value_profile), or the
+/// reference network's hidden neurons (neurons, neurons_and_logits).
 ///
 /// `Twin` is Mlp<Eigen::half> (half arithmetic), Mlp<float> built by Mlp::half_storage(), or
 /// Int8Mlp (quantize.hpp: Int8Pair); any network with sizes(), a `Trace` with logits() and
@@ -136,6 +189,8 @@ class PairTarget {
     out.candidate = out.candidate_trace.logits().template cast<float>();
     if (signal_ == CoverageSignal::logits)
       out.coverage = out.reference;
+    else if (signal_ == CoverageSignal::neurons || signal_ == CoverageSignal::neurons_and_logits)
+      detail::concat_neurons(out.reference_trace, signal_ == CoverageSignal::neurons_and_logits, out.coverage);
     else
       out.coverage = out.reference.cwiseAbs().rowwise().sum();
   }
