@@ -6,6 +6,8 @@
 //   char_rnn blacklist                   apply the blacklist rule (below) and print the list
 //   char_rnn fuzz --objective blacklist  10 runs of CGF and 10 of random search, and a table
 //   char_rnn fuzz --objective repeat     the same for a word repeated --times times in a row
+//   char_rnn fuzz --sync DIR --worker ID one CGF worker of a campaign shared through DIR
+//                                        (docs/scaling.md), resumed from DIR/ID when it has one
 //
 // The fuzzed input is a prompt (the first --prompt-chars characters of a held-out fortune, then
 // edited) plus the sampling noise (one uniform per generated character, so a finding replays bit
@@ -42,6 +44,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <set>
@@ -49,6 +52,7 @@
 #include <thread>
 
 #include "cli_common.hpp"
+#include "sync_common.hpp"
 
 namespace fs = std::filesystem;
 using nnfuzz::Index;
@@ -270,8 +274,25 @@ struct Experiment {
   double max_seconds = 0;
   Index batch = 64, max_edits = 2, max_distance = 8;
   float noise_fraction = 0.1f, target_rate = 0.1f;
+  double max_rate = 0;  // CalibratedCoverage's random-walk cap (0: off, the README's published runs)
   bool blacklist_objective = true;
+  nnfuzz::SyncDirectory* sync = nullptr;  // --sync: this process is one worker of a shared campaign
 };
+
+// CGF's coverage: CalibratedCoverage at --target-rate, its random-walk cap at --max-rate (0: off).
+nnfuzz::CalibratedCoverage calibrated_coverage(const Experiment& e) {
+  nnfuzz::CalibrationOptions o;
+  o.target_rate = e.target_rate;
+  o.adapt = e.max_rate > 0;
+  if (o.adapt) o.max_rate = e.max_rate;
+  return nnfuzz::CalibratedCoverage(o);
+}
+
+/// Fuzzes from the seeds, or with --sync as one worker (resumed from its directory if it can be).
+template <class F, class Rec>
+nnfuzz::FuzzResult fuzz(F& fz, const std::vector<nnfuzz::InputValue>& seeds, Rec& rec, const Experiment& e) {
+  return e.sync ? ex::run_or_resume(fz, seeds, *e.sync, rec) : fz.run(seeds, rec);
+}
 
 template <class Coverage, class Sampler>
 RunResult run_one(const Experiment& e, nnfuzz::CharRnnTarget target, Coverage coverage, Sampler sampler,
@@ -312,14 +333,14 @@ RunResult run_one(const Experiment& e, nnfuzz::CharRnnTarget target, Coverage co
                                   nnfuzz::BlacklistObjective(e.blacklist), fo);
     const nnfuzz::BlacklistObjective names(e.blacklist);
     HitRecorder rec{&observer, &fz.objective(), &names, nullptr, &r.hits};
-    const nnfuzz::FuzzResult res = fz.run(seeds, rec);
+    const nnfuzz::FuzzResult res = fuzz(fz, seeds, rec, e);
     r.stats = res.stats;
   } else {
     const nnfuzz::RepeatedWordObjective repeat(static_cast<int>(e.times));
     auto fz =
         nnfuzz::make_fuzzer(std::move(target), sampler, nnfuzz::StructuredMutator(mo), std::move(coverage), repeat, fo);
     HitRecorder rec{&observer, nullptr, nullptr, &repeat, &r.hits};
-    const nnfuzz::FuzzResult res = fz.run(seeds, rec);
+    const nnfuzz::FuzzResult res = fuzz(fz, seeds, rec, e);
     r.stats = res.stats;
   }
   return r;
@@ -484,10 +505,16 @@ int main(int argc, char** argv) {
   fuzz->add_option("--noise-fraction", e.noise_fraction, "fraction of the noise resampled per mutant")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  fuzz->add_option("--target-rate", e.target_rate, "CGF: calibrated share of new mutants")
+  fuzz->add_option("--target-rate", e.target_rate, "CGF: calibrated share of the first mutants that are new")
       ->check(CLI::Range(0.001, 0.999))
       ->capture_default_str();
+  fuzz->add_option("--max-rate", e.max_rate,
+                   "CGF: grow the radius when more than this share of a window of mutants is new (0: off)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   fuzz->add_option("--out", out_dir, "where the table is written (results-<objective>.md)")->capture_default_str();
+  ex::SyncFlags sync_flags;
+  ex::add_sync_options(fuzz, sync_flags);
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -514,6 +541,16 @@ int main(int argc, char** argv) {
       e.blacklist_objective = objective == "blacklist";
       if (e.max_executions == 0 && !(e.max_seconds > 0))
         throw std::runtime_error("fuzz: set --max-executions or --max-seconds");
+      ex::check_sync_flags(sync_flags);
+      std::unique_ptr<nnfuzz::SyncDirectory> sync;
+      if (sync_flags.enabled()) {  // one run, CGF, this worker's seed
+        runs = 1;
+        modes = "cgf";
+        master_seed = nnfuzz::worker_seed(master_seed, sync_flags.worker);
+        sync = std::make_unique<nnfuzz::SyncDirectory>(sync_flags.dir, sync_flags.worker,
+                                                       ex::sync_options(sync_flags, master_seed));
+        e.sync = sync.get();
+      }
       if (e.blacklist_objective) {
         e.blacklist = blacklist_file.empty() ? default_blacklist(target, d, gen, gen.screen_chars, std::cout)
                                              : read_lines(blacklist_file, "--blacklist");
@@ -550,8 +587,7 @@ int main(int argc, char** argv) {
         std::cout << mode << ": " << runs << " runs\n";
         const auto results = run_all(runs, threads, [&](int i) {
           const std::uint64_t seed = nnfuzz::detail::mix_seed(master_seed, static_cast<std::uint64_t>(i));
-          if (mode == "cgf")
-            return run_one(e, target, nnfuzz::CalibratedCoverage(e.target_rate), nnfuzz::RecentSampler(), seed);
+          if (mode == "cgf") return run_one(e, target, calibrated_coverage(e), nnfuzz::RecentSampler(), seed);
           return run_one(e, target, nnfuzz::NoCoverage(), nnfuzz::UniformSampler(), seed);
         });
         report(mode == "cgf" ? "CGF" : "random search", results, e, table);

@@ -158,10 +158,29 @@ RunResult run_guidance(const Settings& s, const std::string& g, const Task& task
   throw std::invalid_argument("--guidance: unknown name '" + g + "'");
 }
 
-const std::vector<std::string> kGuidance{
-    "random", "tensorfuzz", "radius-x10", "radius-div10", "calibrated-static", "calibrated", "multiscale",
-    "probabilistic", "power", "bandit", "fitness", "fitness-multiscale", "fitness-bandit", "fitness-random",
-    "square", "fitness-square", "fitness-square-bandit", "nc", "kmnc", "nbc", "snac", "tknc", "nlc"};
+const std::vector<std::string> kGuidance{"random",
+                                         "tensorfuzz",
+                                         "radius-x10",
+                                         "radius-div10",
+                                         "calibrated-static",
+                                         "calibrated",
+                                         "multiscale",
+                                         "probabilistic",
+                                         "power",
+                                         "bandit",
+                                         "fitness",
+                                         "fitness-multiscale",
+                                         "fitness-bandit",
+                                         "fitness-random",
+                                         "square",
+                                         "fitness-square",
+                                         "fitness-square-bandit",
+                                         "nc",
+                                         "kmnc",
+                                         "nbc",
+                                         "snac",
+                                         "tknc",
+                                         "nlc"};
 
 struct NanTask {
   NanTarget target, neuron_target;

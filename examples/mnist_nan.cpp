@@ -4,10 +4,13 @@
 // random search (the same loop with NoCoverage), several runs each.
 //
 //   mnist_nan --data data/mnist --runs 10 --executions 200000
+//   mnist_nan --data data/mnist --executions 200000 --sync out/sync --worker 0   (one worker of a
+//             campaign shared through out/sync: see docs/scaling.md and scripts/launch_local.sh)
 // Prints a table per run and writes, under --out: PNGs of each finding (seed | found | diff),
 // a CSV of corpus size vs executions per run, and corpus_growth.png (gnuplot).
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include "mnist_common.hpp"
+#include "sync_common.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -33,6 +36,8 @@ struct Settings {
   float threshold = std::sqrt(0.5f);
   bool progress = false;
   Index train_steps = 0;
+  ex::SyncFlags sync;
+  Index max_findings = 1;  // --sync only
 };
 
 struct RunRow {
@@ -158,10 +163,15 @@ void add_options(CLI::App& app, Settings& s) {
       ->transform(ex::integer_count())
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  ex::add_sync_options(&app, s.sync);
+  app.add_option("--max-findings", s.max_findings, "--sync: stop after this many findings (0: at the budget only)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 }
 
 void validate(const Settings& s) {
   s.scale.validate();
+  ex::check_sync_flags(s.sync);
   if (s.coverage != "sum-abs-logits" && s.coverage != "logits" && s.coverage != "value-profile")
     throw std::invalid_argument("--coverage must be sum-abs-logits, value-profile or logits, got '" + s.coverage + "'");
   if (s.backend != "kdtree" && s.backend != "brute")
@@ -237,15 +247,51 @@ void plot_corpus_growth(const Settings& s, const ex::Data& data) {
   ex::gnuplot(s.out_dir + "/corpus_growth.gp", gp.str(), s.out_dir + "/corpus_growth.png", std::cout);
 }
 
+// --sync: one CGF worker of a shared campaign (run 1's seeds, this worker's RNG seed), resumed
+// from its own directory when it has one; prints one summary line.
+template <typename Coverage>
+void sync_worker(const Settings& s, const NanTarget& target, Coverage coverage, const ex::Data& data) {
+  Rng pick(s.seed * 7919 + 1);
+  RowMatrix seeds(s.seeds, data.train.images.cols());
+  for (Index i = 0; i < s.seeds; ++i)
+    seeds.row(i) = data.train.images.row(pick.uniform_index(data.train.images.rows()));
+  FuzzOptions o;
+  o.batch_size = s.batch;
+  o.max_executions = s.executions;
+  o.max_findings = s.max_findings;
+  o.seed = worker_seed(s.seed, s.sync.worker);
+  auto fuzzer = make_fuzzer(target, RecentSampler(),
+                            GaussianMutator(s.sigma, MutationBounds{s.scale.lo(), s.scale.hi()}, s.sigma_range),
+                            std::move(coverage), NonFiniteObjective(), o);
+  SyncDirectory sync(s.sync.dir, s.sync.worker, ex::sync_options(s.sync, o.seed));
+  ProgressPrinter printer(std::cerr, 5.0, 1.0);
+  const FuzzResult r =
+      s.progress ? ex::run_or_resume(fuzzer, seeds, sync, printer) : ex::run_or_resume(fuzzer, seeds, sync);
+  ex::print_worker_summary(std::cout, sync, r);
+  if (r.found())
+    std::cout << "worker " << s.sync.worker << ": found " << r.findings[0].what << " at execution "
+              << r.findings[0].execution << "\n";
+  ex::check_stdout();
+}
+
 void run_experiment(const Settings& s) {
-  ex::fs::create_directories(s.out_dir + "/findings");
-  ex::fs::create_directories(s.out_dir + "/csv");
+  if (!s.sync.enabled()) {
+    ex::fs::create_directories(s.out_dir + "/findings");
+    ex::fs::create_directories(s.out_dir + "/csv");
+  }
 
   const ex::Data data = ex::load_data(s.data_dir, s.scale);
   const Mlp<float> net = ex::train_or_load(ex::recipe(s.recipe, s.train_steps), data, s.scale, s.models_dir, std::cout);
   const NanTarget target(net, s.coverage == "logits"          ? CoverageSignal::logits
                               : s.coverage == "value-profile" ? CoverageSignal::value_profile
                                                               : CoverageSignal::sum_abs_logits);
+  if (s.sync.enabled()) {
+    if (s.backend == "kdtree")
+      sync_worker(s, target, KdTreeCoverage(s.threshold), data);
+    else
+      sync_worker(s, target, BruteForceCoverage(s.threshold), data);
+    return;
+  }
   const Index data_nans = count_nonfinite_images(target, data);
   std::cout << "data set: " << data_nans << " of " << data.train.images.rows() + data.test.images.rows()
             << " images give a non-finite value\n";

@@ -12,7 +12,7 @@ run() {
   local name="$1"; shift
   echo "== ${name}: $*"
   "$@" > "out/results/${name}.txt"
-  grep -E '^summary|^half-|test accuracy|disagreements|^## |^words found|^runs with|held-out' \
+  grep -E '^summary|^half-|^\| [a-z]|test accuracy|disagreements|^## |^words found|^runs with|held-out' \
     "out/results/${name}.txt" || true
 }
 run train-mnist-pm1 "${b}/mnist_train" --data data/mnist --scale pm1
@@ -42,6 +42,25 @@ run regression-seed1 "${b}/model_regression" --data data/mnist --fashion "${fash
 run regression-seed2 "${b}/model_regression" --data data/mnist --fashion "${fashion}" --seed 2 \
   --out out/results/regression-seed2
 
+# Guidance compared (README "Guidance compared"; about 60 minutes on 2 cores). Each row of a
+# table is a --guidance name; every run of every row is in out/guidance/<data>-<task>/runs.csv.
+run guidance-nan "${b}/guidance" --task nan --masters 1,2,3 --out out/results/guidance --guidance \
+  random,tensorfuzz,radius-x10,radius-div10,calibrated,multiscale,probabilistic,power,bandit,fitness,fitness-multiscale,square,fitness-square,nc,kmnc,nbc,snac,tknc,nlc
+run guidance-nan-target01 "${b}/guidance" --task nan --masters 1,2,3 --out out/results/guidance-target01 \
+  --target-rate 0.1 --guidance calibrated-static
+for scale in 10 0.1; do
+  run "guidance-nan-coverage-x${scale}" "${b}/guidance" --task nan --masters 1,2,3 --out out/results/guidance \
+    --coverage-scale "${scale}" --guidance tensorfuzz,calibrated,fitness-square
+done
+run guidance-f16-02 "${b}/guidance" --task f16 --eps 0.2 --masters 1,2,3 --out out/results/guidance --guidance \
+  random,tensorfuzz,calibrated,power,bandit,fitness,square,fitness-square,nlc,tknc
+run guidance-f16-04 "${b}/guidance" --task f16 --eps 0.4 --masters 1,2,3 --out out/results/guidance --guidance \
+  random,tensorfuzz,calibrated,fitness,square,fitness-square
+run guidance-fashion-nan "${b}/guidance" --task nan --data "${fashion}" --masters 1,2,3 --out out/results/guidance \
+  --guidance random,tensorfuzz,calibrated,multiscale,fitness,fitness-square
+run guidance-fashion-f16-02 "${b}/guidance" --task f16 --eps 0.2 --data "${fashion}" --masters 1,2,3 \
+  --out out/results/guidance --guidance random,tensorfuzz,calibrated,fitness,fitness-square
+
 # The character-level language model (longer: the model trains for ~13 minutes the first time,
 # the blacklist rule samples 16 M characters, and each objective runs 10 + 10 fuzz runs).
 run char-rnn-train "${b}/char_rnn" train
@@ -51,3 +70,5 @@ for n in 50000 200000; do
     --runs 10 --max-executions "${n}" --out "out/results/char-rnn-${n}"
 done
 run char-rnn-repeat "${b}/char_rnn" fuzz --objective repeat --runs 10 --max-executions 50000 --out out/results/char-rnn-50000
+run char-rnn-blacklist-new-default "${b}/char_rnn" fuzz --objective blacklist --blacklist examples/char_rnn_blacklist.txt \
+  --runs 10 --max-executions 50000 --modes cgf --target-rate 0.9 --max-rate 0.1 --out out/results/char-rnn-new-default

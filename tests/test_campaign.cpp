@@ -3,6 +3,7 @@
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/io/campaign.hpp>
 
+#include "support/child_process.hpp"
 #include "support/planted.hpp"
 #include "support/temp_dir.hpp"
 
@@ -21,8 +22,11 @@
 
 using namespace nnfuzz;
 namespace fs = std::filesystem;
+using nnfuzz_test::Child;
+using nnfuzz_test::fork_with_pipe;
 using nnfuzz_test::planted_seeds;
 using nnfuzz_test::PlantedModel;
+using nnfuzz_test::read_all_and_close;
 
 namespace {
 struct TempDir : nnfuzz_test::TempDir {
@@ -36,33 +40,6 @@ auto planted(std::uint64_t seed, std::uint64_t executions) {
   o.seed = seed;
   return make_fuzzer(PlantedModel{}, RecentSampler(), GaussianMutator(0.05f), KdTreeCoverage(0.005f),
                      NonFiniteObjective(), o);
-}
-// A child process running body(write_fd) then exiting 0, with a pipe back to the parent.
-struct Child {
-  pid_t pid;
-  int read_fd;  // the parent's end of the pipe
-};
-template <typename Body>
-Child fork_with_pipe(Body body) {
-  int fds[2];
-  REQUIRE(::pipe(fds) == 0);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::close(fds[0]);
-    body(fds[1]);
-    std::_Exit(0);
-  }
-  ::close(fds[1]);
-  return {pid, fds[0]};
-}
-// Everything a child wrote on a pipe, until it closed its end.
-std::string read_all_and_close(int fd) {
-  std::string got;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  return got;
 }
 // Records the findings a printer would have printed: each must already be on disk, complete.
 struct OnDiskCheck {

@@ -302,12 +302,13 @@ TEST_CASE("set_threshold: every back-end judges later vectors at the new radius"
   check(AutoCoverage(1.0f));
 }
 
-TEST_CASE("CalibratedCoverage: grows the radius when a window accepts more than max_rate, never shrinks it",
+TEST_CASE("CalibratedCoverage: grows the radius while windows accept more than max_rate, never shrinks it",
           "[coverage]") {
   CalibrationOptions o;
   o.target_rate = 0.1;
   o.window = 10;
   o.max_rate = 0.1;
+  o.patience = 1;
   CalibratedCoverage cov(o);
   cov.reset(1);
   Mask is_new;
@@ -317,9 +318,14 @@ TEST_CASE("CalibratedCoverage: grows the radius when a window accepts more than 
   cov.seeds_done();
   RowMatrix first(10, 1);
   for (Index i = 0; i < 10; ++i) first(i, 0) = static_cast<float>(i + 1);
-  cov.observe(first, is_new);  // window 1: 1 of 10 new (rate 0.1, not above max_rate)
+  cov.observe(first, is_new);  // the calibration batch (1 of 10 new): not part of a window
   const float r0 = std::nextafter(9.0f, 100.0f);
   CHECK(cov.threshold() == r0);
+  CHECK(cov.calibration().adjustments == 0);
+  RowMatrix one_new = RowMatrix::Constant(10, 1, 1.0f);
+  one_new(0, 0) = 500.0f;
+  cov.observe(one_new, is_new);  // window 1: 1 of 10 new (rate 0.1, not above max_rate)
+  CHECK(is_new.count() == 1);
   CHECK(cov.calibration().window_rate == Approx(0.1));
   CHECK(cov.calibration().adjustments == 0);
   // Window 2: every vector new (far apart): rate 1 > 0.1, factor sqrt(10) clamped to 2.
@@ -357,4 +363,43 @@ TEST_CASE("CalibratedCoverage: grows the radius when a window accepts more than 
   o.window = 10;
   o.max_rate = 0;
   CHECK_THROWS_WITH(CalibratedCoverage(o), Catch::Contains("'max_rate'"));
+  o.max_rate = 0.1;
+  o.patience = 0;
+  CHECK_THROWS_WITH(CalibratedCoverage(o), Catch::Contains("'patience'"));
+}
+
+TEST_CASE("CalibratedCoverage: a burst of new mutants shorter than `patience` windows leaves the radius",
+          "[coverage]") {
+  CalibrationOptions o;
+  o.target_rate = 0.1;
+  o.window = 10;
+  o.max_rate = 0.1;  // patience 3
+  CalibratedCoverage cov(o);
+  cov.reset(1);
+  Mask is_new;
+  RowMatrix seeds(1, 1);
+  seeds << 0.0f;
+  cov.observe(seeds, is_new);
+  cov.seeds_done();
+  RowMatrix first(10, 1);
+  for (Index i = 0; i < 10; ++i) first(i, 0) = static_cast<float>(i + 1);
+  cov.observe(first, is_new);
+  const float r0 = cov.threshold();
+  float next = 1000;
+  auto window = [&](bool all_new) {
+    RowMatrix v(10, 1);
+    for (Index i = 0; i < 10; ++i) v(i, 0) = all_new ? (next += 1000) : 1.0f;
+    cov.observe(v, is_new);
+  };
+  window(true);
+  window(true);
+  window(false);  // two high windows, then a low one: the count starts again
+  window(true);
+  window(true);
+  CHECK(cov.threshold() == r0);
+  window(true);  // the third high window in a row
+  CHECK(cov.threshold() == 2 * r0);
+  window(true);  // still high: grows again
+  CHECK(cov.threshold() == 4 * r0);
+  CHECK(cov.calibration().adjustments == 2);
 }

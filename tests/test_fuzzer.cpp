@@ -384,7 +384,7 @@ TEST_CASE("Fuzzer: samplers and mutators hear each batch's feedback, and reset()
   Index added = 0;
   for (const BatchFeedback& fb : log) {
     CHECK(fb.rows == (&fb == &log.back() ? 6 : 10));  // 4 seeds + 19 x 10 + 6 = 200
-    CHECK(fb.fitness == nullptr);  // NonFiniteObjective has no fitness
+    CHECK(fb.fitness == nullptr);                     // NonFiniteObjective has no fitness
     added += fb.added;
   }
   CHECK(added + 4 == r.stats.corpus_size);

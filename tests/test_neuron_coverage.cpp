@@ -302,7 +302,7 @@ TEMPLATE_TEST_CASE("A row with a NaN or an infinity is never new and covers noth
   RowMatrix seeds = profile_rows();
   Mask is_new;
   cov.observe(seeds, is_new);
-  if constexpr (detail::part_has_seeds_done<TestType>::value) cov.seeds_done();
+  if constexpr (detail::has_seeds_done<TestType>::value) cov.seeds_done();
   RowMatrix bad(3, 3);
   bad << kNaN, 100, -100,  //
       std::numeric_limits<float>::infinity(), 0, 0, -100, 100, kNaN;
@@ -403,10 +403,10 @@ TEST_CASE("AnyCoverage, AllCoverage and Columns", "[coverage][combine]") {
   CHECK(any.part<0>().policy().seeds_done_calls == 1);
   CHECK(any.part<1>().policy().seeds_done_calls == 1);
   CHECK(any.threshold() == 0.5f);
-  static_assert(detail::part_has_threshold<decltype(any)>::value, "threshold forwarded");
-  static_assert(!detail::part_has_threshold<AnyCoverage<NoCoverage, KMNCoverage>>::value,
+  static_assert(detail::has_threshold<decltype(any)>::value, "threshold forwarded");
+  static_assert(!detail::has_threshold<AnyCoverage<NoCoverage, KMNCoverage>>::value,
                 "no threshold when no part has one");
-  static_assert(!detail::part_has_threshold<Columns<NoCoverage>>::value, "Columns forwards only what exists");
+  static_assert(!detail::has_threshold<Columns<NoCoverage>>::value, "Columns forwards only what exists");
 
   auto both = AllCoverage(SignCoverage{}, Columns<SignCoverage>(1, 1));
   both.reset(3);

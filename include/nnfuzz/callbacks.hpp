@@ -8,6 +8,8 @@
 //     on_finding(const Finding&, const FuzzStats&)    for every finding
 //     on_corpus(const Corpus&, const FuzzStats&)      after the seeds, after each batch that grew
 //                                                     the corpus, and at the end (checkpoints)
+//     on_import(const Corpus&, Corpus& incoming, const FuzzStats&)  after every batch: append elements found
+//                                                     elsewhere; the new ones join (io/sync.hpp)
 //     on_end(const FuzzStats&)                        once, at the end
 // each returning void or bool; returning true stops the run (ensmallen's convention).
 #pragma once

@@ -145,13 +145,14 @@ NNFUZZ_NAMED(on_ends)
 /// Compile-time checks of one callback type passed to run()/resume().
 template <typename C>
 constexpr void check_callback() {
-  static_assert(has_on_start<C>::value || has_on_batch<C>::value || has_on_new_coverage<C>::value ||
-                    has_on_finding<C>::value || has_on_end<C>::value || has_on_corpus<C>::value || has_on_import<C>::value,
-                "nnfuzz: a callback passed to run() has none of the hooks on_start(const FuzzStats&), "
-                "on_batch(const FuzzStats&), on_new_coverage(const FuzzStats&, Index), "
-                "on_finding(const Finding&, const FuzzStats&), on_corpus(const Corpus&, const FuzzStats&), "
-                "on_end(const FuzzStats&), on_import(const Corpus&, Corpus&, const FuzzStats&) with these parameters (see "
-                "callbacks.hpp)");
+  static_assert(
+      has_on_start<C>::value || has_on_batch<C>::value || has_on_new_coverage<C>::value || has_on_finding<C>::value ||
+          has_on_end<C>::value || has_on_corpus<C>::value || has_on_import<C>::value,
+      "nnfuzz: a callback passed to run() has none of the hooks on_start(const FuzzStats&), "
+      "on_batch(const FuzzStats&), on_new_coverage(const FuzzStats&, Index), "
+      "on_finding(const Finding&, const FuzzStats&), on_corpus(const Corpus&, const FuzzStats&), "
+      "on_end(const FuzzStats&), on_import(const Corpus&, Corpus&, const FuzzStats&) with these parameters (see "
+      "callbacks.hpp)");
   static_assert(!(names_on_start<C>::value && !has_on_start<C>::value),
                 "nnfuzz: callback member on_start has the wrong parameters: on_start(const nnfuzz::FuzzStats&)");
   static_assert(!(names_on_batch<C>::value && !has_on_batch<C>::value),
@@ -188,16 +189,6 @@ constexpr void check_callback() {
                 "on_new_coverage(const nnfuzz::FuzzStats&, nnfuzz::Index added)?");
 }
 
-// Optional coverage hook: told when the seeds are in (CalibratedCoverage calibrates after it).
-template <typename C, typename = void>
-struct has_seeds_done : std::false_type {};
-template <typename C>
-struct has_seeds_done<C, void_t<decltype(std::declval<C&>().seeds_done())>> : std::true_type {};
-// Optional coverage member: the novelty radius, reported in FuzzStats::coverage_radius.
-template <typename C, typename = void>
-struct has_threshold : std::false_type {};
-template <typename C>
-struct has_threshold<C, void_t<decltype(static_cast<float>(std::declval<const C&>().threshold()))>> : std::true_type {};
 }  // namespace detail
 
 /// The coverage-guided fuzz loop, composed from five policies at compile time.
@@ -732,8 +723,9 @@ class Fuzzer {
       if (m == 0) return stop;
       if (imports_.structured() != corpus_.structured() || imports_.input_dim() != corpus_.input_dim() ||
           imports_.coverage_dim() != corpus_.coverage_dim() || (kStructured && imports_.layout() != corpus_.layout()))
-        detail::fail("Fuzzer::run(): on_import() handed over elements shaped unlike the corpus (add() to the corpus "
-                     "given, do not reset() it)");
+        detail::fail(
+            "Fuzzer::run(): on_import() handed over elements shaped unlike the corpus (add() to the corpus "
+            "given, do not reset() it)");
       for (Index i = 0; i < m; ++i) {
         if constexpr (kStructured)
           check_input("Fuzzer::run()", detail::message("on_import() element ", i), corpus_.layout(),

@@ -11,6 +11,11 @@
 #   add_subdirectory  build add_subdirectory/, which adds the source tree with add_subdirectory.
 #   meson             build meson_subproject/ in a temporary copy (<work>/src) whose
 #                     subprojects/nnfuzz is a symlink to the source tree.
+#   engine_adapter    install nnfuzz alone into <work>/prefix, build engine_adapter/ (a user's
+#                     project fuzzing an ONNX network through OpenCV DNN with the installed
+#                     adapter header) against it, and run it on $NNFUZZ_ADAPTER_MODEL (the
+#                     planted-nan.onnx of tools/train_torch_mnist.py --test-models; if unset or
+#                     missing, the app is built but not run, and the script says so).
 #
 # Environment: CXX (the C++ compiler; default: CMake's/Meson's choice), BUILD_TYPE (CMake build
 # type, default Release), CMAKE_GENERATOR (default Ninja when installed), JOBS (default 1).
@@ -139,6 +144,22 @@ case "${mode}" in
     [[ "${installed}" == "{}" ]] || fail "nnfuzz as a Meson subproject installs files: ${installed}"
     step "${work}/build/consumer_app"
     step "${work}/build/consumer_models"
+    ;;
+
+  engine_adapter)
+    rm -rf "${work}/build" "${work}/prefix" "${work}/app"
+    prefix="${work}/prefix"
+    step cmake -S "${src}" -B "${work}/build" "${cmake_args[@]}" -DCMAKE_INSTALL_PREFIX="${prefix}" \
+      -DNNFUZZ_BUILD_TESTS=OFF -DNNFUZZ_BUILD_EXAMPLES=OFF -DNNFUZZ_BUILD_BENCHMARKS=OFF -DNNFUZZ_INSTALL=ON
+    step cmake --install "${work}/build"
+    [[ -f "${prefix}/include/nnfuzz/adapters/opencv_dnn.hpp" ]] || fail "the install has no nnfuzz/adapters/opencv_dnn.hpp"
+    step cmake -S "${here}/engine_adapter" -B "${work}/app" "${cmake_args[@]}" -DCMAKE_PREFIX_PATH="${prefix}"
+    step cmake --build "${work}/app" --parallel "${jobs}"
+    if [[ -n "${NNFUZZ_ADAPTER_MODEL:-}" && -f "${NNFUZZ_ADAPTER_MODEL}" ]]; then
+      step "${work}/app/engine_app" "${NNFUZZ_ADAPTER_MODEL}"
+    else
+      echo "== consumer.${mode}: built; not run: no model file (NNFUZZ_ADAPTER_MODEL='${NNFUZZ_ADAPTER_MODEL:-}')"
+    fi
     ;;
 
   *) usage ;;

@@ -30,13 +30,17 @@ struct CalibrationOptions {
   /// fills the space it can reach, only mutants beyond its frontier stay new (TensorFuzz's
   /// dynamics, at a scale the model sets). The README's guidance table measured 0.1 – 0.9.
   double target_rate = 0.9;
-  /// Stop a random walk: after every `window` mutants, if more than `max_rate` of them were new,
-  /// grow the radius by sqrt(rate / max_rate) (at most 2x per window, 1000x the first radius
-  /// overall). A falling rate is left alone: it is the corpus covering its space, and shrinking
-  /// the radius to hold a rate turned the NaN hunt into a random walk (README, guidance table).
+  /// Stop a random walk: after every `window` mutants (the calibration batch not counted), if
+  /// more than `max_rate` of them were new in each of the last `patience` windows, grow the
+  /// radius by sqrt(rate / max_rate) (at most 2x per window, 1000x the first radius overall).
+  /// Only a rate that stays high is a random walk (every mutant new, as with high-dimensional
+  /// coverage vectors); a burst while the corpus spreads out is not, and a falling rate is the
+  /// corpus covering its space: shrinking the radius to hold a rate turned the NaN hunt into a
+  /// random walk (docs/guidance.md).
   bool adapt = true;
-  Index window = 2000;     ///< mutants per adaptation check (>= 1)
-  double max_rate = 0.05;  ///< acceptance above which the radius grows, in (0, 1]
+  Index window = 2000;    ///< mutants per adaptation check (>= 1)
+  double max_rate = 0.1;  ///< acceptance above which a window counts as "too high", in (0, 1]
+  Index patience = 3;     ///< consecutive too-high windows before the radius grows (>= 1)
 };
 
 /// The radius for which about `target_rate` of `mutants` would be new against `references`: the
@@ -89,8 +93,8 @@ inline float calibrate_radius(const Eigen::Ref<const RowMatrix>& references, con
 ///     takes calibrate_radius(seeds, mutants, target_rate): about `target_rate` of the first
 ///     mutants would be new;
 ///  3. from then on it is an AutoCoverage with that radius (the seeds inserted first), and with
-///     CalibrationOptions::adapt (the default) it grows the radius whenever a window of mutants
-///     is accepted at more than max_rate, so that the corpus does not become a random walk
+///     CalibrationOptions::adapt (the default) it grows the radius while windows of mutants keep
+///     being accepted at more than max_rate, so that the corpus does not become a random walk
 ///     (every mutant new, as with high-dimensional coverage vectors).
 /// If every first mutant lies exactly on a seed (a constant coverage), it waits for a batch with
 /// a positive distance; until then nothing is new. The choice is reported by calibration(),
@@ -107,6 +111,8 @@ class CalibratedCoverage {
     if (!detail::is_finite(target_) || !(target_ > 0 && target_ < 1))
       detail::fail("CalibratedCoverage(): option 'target_rate' must be in (0, 1), got ", target_);
     if (options.window < 1) detail::fail("CalibratedCoverage(): option 'window' must be >= 1, got ", options.window);
+    if (options.patience < 1)
+      detail::fail("CalibratedCoverage(): option 'patience' must be >= 1, got ", options.patience);
     if (!(options.max_rate > 0 && options.max_rate <= 1))
       detail::fail("CalibratedCoverage(): option 'max_rate' must be in (0, 1], got ", options.max_rate);
   }
@@ -117,7 +123,7 @@ class CalibratedCoverage {
     pending_.clear();
     inner_.reset();
     seeds_done_ = false;
-    seen_ = new_ = 0;
+    seen_ = new_ = high_ = 0;
     calibration_ = Calibration{};
     calibration_.target_rate = target_;
   }
@@ -151,10 +157,7 @@ class CalibratedCoverage {
       return;
     }
     calibrate(vectors);
-    if (inner_) {
-      inner_->observe(vectors, is_new);
-      adapt(is_new);
-    }
+    if (inner_) inner_->observe(vectors, is_new);  // the calibration batch: not part of a window
   }
   /// Vectors remembered.
   Index size() const {
@@ -188,7 +191,8 @@ class CalibratedCoverage {
       const double rate = static_cast<double>(new_) / static_cast<double>(seen_);
       calibration_.window_rate = rate;
       seen_ = new_ = 0;
-      if (rate <= options_.max_rate) continue;
+      high_ = rate > options_.max_rate ? high_ + 1 : 0;
+      if (high_ < options_.patience) continue;
       const double factor = std::min(2.0, std::sqrt(rate / options_.max_rate));
       const double hi = static_cast<double>(calibration_.initial_radius) * 1000.0;
       const float radius = static_cast<float>(std::min(hi, static_cast<double>(calibration_.radius) * factor));
@@ -222,6 +226,7 @@ class CalibratedCoverage {
   double target_;
   Index dim_ = 0;
   Index seen_ = 0, new_ = 0;  // mutants observed / found new in the current adaptation window
+  Index high_ = 0;            // consecutive windows above max_rate
   bool seeds_done_ = false;
   std::vector<float> pending_;  // seed vectors, row after row, until calibrated
   std::optional<AutoCoverage> inner_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "../detail/config.hpp"
+#include "../detail/traits.hpp"
 
 #include <array>
 #include <cstddef>
@@ -15,22 +16,9 @@ namespace nnfuzz {
 
 namespace detail {
 
-template <typename...>
-using combine_void_t = void;
-// Optional members of a part, forwarded when present (the Fuzzer's own traits live in fuzzer.hpp).
-template <typename C, typename = void>
-struct part_has_seeds_done : std::false_type {};
-template <typename C>
-struct part_has_seeds_done<C, combine_void_t<decltype(std::declval<C&>().seeds_done())>> : std::true_type {};
-template <typename C, typename = void>
-struct part_has_threshold : std::false_type {};
-template <typename C>
-struct part_has_threshold<C, combine_void_t<decltype(static_cast<float>(std::declval<const C&>().threshold()))>>
-    : std::true_type {};
-
 template <typename C>
 void forward_seeds_done(C& part) {
-  if constexpr (part_has_seeds_done<C>::value) part.seeds_done();
+  if constexpr (has_seeds_done<C>::value) part.seeds_done();
 }
 
 // AnyCoverage (All = false) and AllCoverage (All = true).
@@ -72,7 +60,7 @@ class CombinedCoverage {
   Index size() const { return accepted_; }
   /// The novelty radius of the first part that has one (e.g. CalibratedCoverage), reported by
   /// the Fuzzer as FuzzStats::coverage_radius. Only present when some part has threshold().
-  template <bool B = (part_has_threshold<Parts>::value || ...), std::enable_if_t<B, int> = 0>
+  template <bool B = (has_threshold<Parts>::value || ...), std::enable_if_t<B, int> = 0>
   float threshold() const {
     float t = 0;
     bool found = false;
@@ -97,7 +85,7 @@ class CombinedCoverage {
   }
   template <typename C>
   static void take_threshold(const C& part, float& t, bool& found) {
-    if constexpr (part_has_threshold<C>::value) {
+    if constexpr (has_threshold<C>::value) {
       if (!found) t = static_cast<float>(part.threshold());
       found = true;
     }
@@ -183,7 +171,7 @@ class Columns {
   /// The policy's size().
   Index size() const { return policy_.size(); }
   /// The policy's threshold(); present only when the policy has one.
-  template <bool B = detail::part_has_threshold<Policy>::value, std::enable_if_t<B, int> = 0>
+  template <bool B = detail::has_threshold<Policy>::value, std::enable_if_t<B, int> = 0>
   float threshold() const {
     return static_cast<float>(policy_.threshold());
   }

@@ -114,6 +114,16 @@ struct has_describe<
     O, Out, void_t<decltype(std::string(std::declval<const O&>().describe(std::declval<const Out&>(), Index{0})))>>
     : std::true_type {};
 
+// Optional coverage hook: told when the seeds are in (CalibratedCoverage calibrates after it).
+template <typename C, typename = void>
+struct has_seeds_done : std::false_type {};
+template <typename C>
+struct has_seeds_done<C, void_t<decltype(std::declval<C&>().seeds_done())>> : std::true_type {};
+// Optional coverage member: the novelty radius, reported in FuzzStats::coverage_radius.
+template <typename C, typename = void>
+struct has_threshold : std::false_type {};
+template <typename C>
+struct has_threshold<C, void_t<decltype(static_cast<float>(std::declval<const C&>().threshold()))>> : std::true_type {};
 // Optional objective member: float fitness(const Output&, Index row) const (higher = closer to firing).
 template <typename O, typename Out, typename = void>
 struct has_fitness : std::false_type {};

@@ -113,8 +113,9 @@ inline std::uint64_t layout_header_bytes(const InputLayout& layout) {
 /// use does not grow with the corpus). Refuses, before writing anything, a corpus the loader
 /// would refuse: empty, a width outside [1, 2^24], a non-finite input, broken lineage, or a file
 /// over 64 GiB. (Coverage vectors may hold NaN/Inf: a seed's can.) Throws naming the file.
-inline void save_corpus(const std::string& dir, const Corpus& c) {
-  const std::string path = (std::filesystem::path(dir) / "corpus.bin").string();
+/// `name` names the file in DIR (io/sync.hpp writes its shared elements in this format too).
+inline void save_corpus(const std::string& dir, const Corpus& c, const std::string& name = "corpus.bin") {
+  const std::string path = (std::filesystem::path(dir) / name).string();
   if (c.structured()) {
     detail::check_layout("save_corpus()", path, c.layout());
     detail::check_corpus_shape("save_corpus()", path, 1, static_cast<std::uint64_t>(c.coverage_dim()),
@@ -195,9 +196,9 @@ inline void save_corpus(const std::string& dir, const Corpus& c) {
 /// Loads DIR/corpus.bin. Validates magic, version, dimensions, the element count against the
 /// file size (before allocating), lineage (parents precede children), finite inputs and the
 /// CRC-32; throws std::invalid_argument naming the file and the value otherwise (a missing file,
-/// one that is not a regular file and an unreadable one each say so).
-inline Corpus load_corpus(const std::string& dir) {
-  const std::string path = (std::filesystem::path(dir) / "corpus.bin").string();
+/// one that is not a regular file and an unreadable one each say so). `name`: see save_corpus().
+inline Corpus load_corpus(const std::string& dir, const std::string& name = "corpus.bin") {
+  const std::string path = (std::filesystem::path(dir) / name).string();
   const auto bytes = detail::read_sealed("load_corpus()", path, detail::kCorpusMagic, detail::kMaxCorpusBytes);
   detail::Reader r{"load_corpus()", path, bytes};
   r.pos = 8;

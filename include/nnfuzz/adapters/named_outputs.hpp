@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+// nnfuzz: what the inference-engine adapters (opencv_dnn.hpp, libtorch.hpp) have in common —
+// the options that choose outputs by name, and the Output type holding the named tensors. Needs
+// only the core (Eigen); the engines are included by the adapters themselves.
+#pragma once
+
+#include "../detail/config.hpp"
+
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nnfuzz {
+
+/// How an engine adapter turns the outputs chosen for coverage into the coverage vector.
+enum class CoverageReduce {
+  concat,   ///< the values of each chosen output, flattened per input and concatenated
+  sum_abs,  ///< one number per chosen output: Σ|x| over its values (TensorFuzz's NaN coverage on "logits")
+};
+
+/// The choice of outputs, common to the engine adapters.
+struct EngineOutputs {
+  /// Outputs whose values make the coverage vector, in this order (at least one).
+  std::vector<std::string> coverage;
+  /// More outputs to fetch for the objectives (NonFiniteObjective sees these and the coverage
+  /// ones, in the order coverage..., outputs...; a name in both is fetched once).
+  std::vector<std::string> outputs;
+  /// How the coverage outputs become the coverage vector.
+  CoverageReduce reduce = CoverageReduce::concat;
+};
+
+/// The reusable output of an engine adapter's evaluate(): every fetched output as a B × K
+/// row-major matrix (K = the output's values per input, its non-batch axes flattened; copied out
+/// of the engine's buffers into matrices that keep their storage from batch to batch), and the
+/// coverage vectors.
+struct NamedOutputs {
+  RowMatrix coverage;              ///< B × C, per EngineOutputs::coverage and reduce
+  std::vector<std::string> names;  ///< the fetched outputs' names
+  std::vector<RowMatrix> tensors;  ///< tensors[i] is output names[i], B × K_i
+
+  /// The output called `name`. Throws std::invalid_argument listing the names there are.
+  const RowMatrix& operator[](const std::string& name) const {
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (names[i] == name) return tensors[i];
+    std::string have;
+    for (const std::string& n : names) have += (have.empty() ? "" : ", ") + n;
+    detail::fail("NamedOutputs: no output '", name, "'; fetched: ", have.empty() ? "(none)" : have);
+  }
+  /// Visits every fetched output (for NonFiniteObjective), in the order fetched.
+  template <class F>
+  void for_each_tensor(F&& f) const {
+    for (std::size_t i = 0; i < names.size(); ++i) f(names[i].c_str(), tensors[i]);
+  }
+};
+
+namespace detail {
+
+/// The fetch list: coverage names first, then the other outputs, each once. Fails (naming
+/// `who`) when no coverage output is chosen or a name is empty.
+inline std::vector<std::string> fetch_list(const char* who, const EngineOutputs& o) {
+  if (o.coverage.empty())
+    fail(who, ": option 'coverage' is empty: name at least one output (e.g. {\"logits\"} or a hidden layer)");
+  std::vector<std::string> all;
+  for (const auto* list : {&o.coverage, &o.outputs})
+    for (const std::string& n : *list) {
+      if (n.empty())
+        fail(who, ": an output name in option '", list == &o.coverage ? "coverage" : "outputs", "' is empty");
+      bool seen = false;
+      for (const std::string& a : all) seen = seen || a == n;
+      if (seen && list == &o.coverage) fail(who, ": option 'coverage' names output '", n, "' twice");
+      if (!seen) all.push_back(n);
+    }
+  return all;
+}
+
+/// "a, b, c" (at most `max` names, then "… (N in all)").
+inline std::string join_names(const std::vector<std::string>& names, std::size_t max = 40) {
+  std::string s;
+  for (std::size_t i = 0; i < names.size() && i < max; ++i) s += (i ? ", " : "") + names[i];
+  if (names.size() > max) s += message(", ... (", names.size(), " in all)");
+  return s.empty() ? "(none)" : s;
+}
+
+/// "{1, 28, 28}": an input shape option, for messages.
+template <typename T>
+std::string shape_text(const std::vector<T>& shape) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "}";
+}
+
+/// The floats of a batch as one contiguous row-major block: batch.data() itself (the fuzzer's
+/// batches always are), or a copy in `scratch` for a caller's strided view. Fails (naming `who`
+/// and the engine's word for its model, `what`) when the width is not `input_dim`.
+inline const float* contiguous_rows(const char* who, const char* what, const Eigen::Ref<const RowMatrix>& batch,
+                                    Index input_dim, RowMatrix& scratch) {
+  if (batch.cols() != input_dim)
+    fail(who, ": the batch has ", batch.cols(), " columns, the ", what, " takes ", input_dim,
+         " (option 'input_shape')");
+  if (batch.rows() <= 1 || batch.outerStride() == batch.cols()) return batch.data();
+  scratch = batch;
+  return scratch.data();
+}
+
+/// Fills out.coverage from the first `n_coverage` tensors (their order in the fetch list).
+inline void fill_coverage(NamedOutputs& out, std::size_t n_coverage, CoverageReduce reduce) {
+  const Index rows = out.tensors.empty() ? 0 : out.tensors[0].rows();
+  if (reduce == CoverageReduce::sum_abs) {
+    out.coverage.resize(rows, static_cast<Index>(n_coverage));
+    for (std::size_t i = 0; i < n_coverage; ++i)
+      out.coverage.col(static_cast<Index>(i)) = out.tensors[i].cwiseAbs().rowwise().sum();
+    return;
+  }
+  Index cols = 0;
+  for (std::size_t i = 0; i < n_coverage; ++i) cols += out.tensors[i].cols();
+  if (n_coverage == 1) {
+    out.coverage = out.tensors[0];  // same shape every batch: no reallocation
+    return;
+  }
+  out.coverage.resize(rows, cols);
+  Index c = 0;
+  for (std::size_t i = 0; i < n_coverage; ++i) {
+    out.coverage.middleCols(c, out.tensors[i].cols()) = out.tensors[i];
+    c += out.tensors[i].cols();
+  }
+}
+
+}  // namespace detail
+}  // namespace nnfuzz

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+// Tests of nnfuzz/adapters/opencv_dnn.hpp on the small ONNX models that
+// tools/train_torch_mnist.py --test-models writes (ctest fixture adapters.models).
+#include <nnfuzz/nnfuzz.hpp>
+#include <nnfuzz/adapters/opencv_dnn.hpp>
+#include <nnfuzz/io/weights.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "adapter_support.hpp"
+#include "support/alloc_tracker.hpp"
+
+namespace {
+
+using nnfuzz::Index;
+using nnfuzz::RowMatrix;
+
+using adapter_test::have;
+using adapter_test::model_path;
+using adapter_test::random_batch;
+
+nnfuzz::OpenCvDnnOptions mlp_options() {
+  nnfuzz::OpenCvDnnOptions o;
+  o.input_shape = {784};
+  o.select.coverage = {"hidden"};
+  o.select.outputs = {"logits"};
+  return o;
+}
+
+// OpenCV called directly, without the adapter: the reference.
+std::vector<cv::Mat> direct(const std::string& file, RowMatrix x, const std::vector<std::string>& names) {
+  cv::dnn::Net net = cv::dnn::readNetFromONNX(model_path(file));
+  const int sizes[2] = {static_cast<int>(x.rows()), 784};
+  net.setInput(cv::Mat(2, sizes, CV_32F, x.data()));
+  std::vector<cv::Mat> outs;
+  net.forward(outs, names);
+  for (auto& m : outs) m = m.clone();
+  return outs;
+}
+
+RowMatrix as_matrix(const cv::Mat& m) {
+  return Eigen::Map<const RowMatrix>(m.ptr<float>(), m.size[0], static_cast<Index>(m.total() / m.size[0]));
+}
+
+}  // namespace
+
+TEST_CASE("OpenCvDnnModel: outputs equal OpenCV called directly, and nnfuzz's Mlp", "[adapters][opencv]") {
+  if (!have("tiny-mlp.onnx")) return;
+  nnfuzz::OpenCvDnnModel model(model_path("tiny-mlp.onnx"), mlp_options());
+  CHECK(model.input_dim() == 784);
+  CHECK(model.fetched() == std::vector<std::string>{"hidden", "logits"});
+  CHECK(model.widths() == std::vector<Index>{32, 10});
+  const RowMatrix x = random_batch(7, 1);
+  nnfuzz::NamedOutputs out;
+  model.evaluate(x, out);
+  const auto ref = direct("tiny-mlp.onnx", x, {"logits", "hidden"});
+  REQUIRE(out["logits"].rows() == 7);
+  REQUIRE(out["logits"].cols() == 10);
+  CHECK(out["logits"] == as_matrix(ref[0]));  // the same engine: bit for bit
+  CHECK(out["hidden"] == as_matrix(ref[1]));
+  CHECK(out.coverage == out["hidden"]);
+  // The same weights in nnfuzz's own Mlp (written by the script): a three-way check's third leg.
+  const nnfuzz::Mlp<float> mlp = nnfuzz::load_mlp(model_path("tiny-mlp.bin"));
+  CHECK((mlp.logits(x) - out["logits"]).cwiseAbs().maxCoeff() < 1e-5f);
+  // Another batch size, then the first again: blobs are reallocated and still right.
+  nnfuzz::NamedOutputs one;
+  model.evaluate(x.topRows(1), one);
+  CHECK((one["logits"] - out["logits"].topRows(1)).cwiseAbs().maxCoeff() < 1e-6f);
+  model.evaluate(x, one);
+  CHECK(one["logits"] == out["logits"]);
+}
+
+TEST_CASE("OpenCvDnnModel: a CNN, input shapes N x 784 and N x 1 x 28 x 28, coverage reductions",
+          "[adapters][opencv]") {
+  if (!have("tiny-cnn.onnx")) return;
+  nnfuzz::OpenCvDnnOptions o = mlp_options();
+  nnfuzz::OpenCvDnnModel flat(model_path("tiny-cnn.onnx"), o);
+  o.input_shape = {1, 28, 28};
+  o.select.coverage = {"logits", "hidden"};
+  o.select.outputs = {};
+  nnfuzz::OpenCvDnnModel image(model_path("tiny-cnn.onnx"), o);
+  CHECK(image.input_dim() == 784);
+  const RowMatrix x = random_batch(5, 2);
+  nnfuzz::NamedOutputs a, b;
+  flat.evaluate(x, a);
+  image.evaluate(x, b);
+  CHECK(a["hidden"].cols() == 64);
+  CHECK((a["logits"] - b["logits"]).cwiseAbs().maxCoeff() < 1e-5f);
+  REQUIRE(b.coverage.cols() == 74);  // logits then hidden, concatenated
+  CHECK(b.coverage.leftCols(10) == b["logits"]);
+  CHECK(b.coverage.rightCols(64) == b["hidden"]);
+  o.select.reduce = nnfuzz::CoverageReduce::sum_abs;
+  nnfuzz::OpenCvDnnModel reduced(model_path("tiny-cnn.onnx"), o);
+  reduced.evaluate(x, b);
+  REQUIRE(b.coverage.cols() == 2);
+  CHECK(b.coverage.col(0).isApprox(b["logits"].cwiseAbs().rowwise().sum()));
+  CHECK(b.coverage.col(1).isApprox(b["hidden"].cwiseAbs().rowwise().sum()));
+}
+
+TEST_CASE("OpenCvDnnModel: clear errors", "[adapters][opencv]") {
+  auto message = [](auto&& make) {
+    try {
+      make();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  using Catch::Matchers::Contains;
+  CHECK_THAT(message([] { nnfuzz::OpenCvDnnModel("/nonexistent/m.onnx", mlp_options()); }),
+             Contains("OpenCvDnnModel(): ONNX file '/nonexistent/m.onnx' does not exist"));
+  if (!have("tiny-mlp.onnx")) return;
+  const std::string path = model_path("tiny-mlp.onnx");
+  CHECK_THAT(message([&] { nnfuzz::OpenCvDnnModel(path.substr(0, path.rfind('/')), mlp_options()); }),
+             Contains("is not a regular file"));
+  nnfuzz::OpenCvDnnOptions o = mlp_options();
+  o.select.coverage = {"hiden"};
+  const std::string unknown = message([&] { nnfuzz::OpenCvDnnModel(path, o); });
+  CHECK_THAT(unknown, Contains("has no output 'hiden'"));
+  CHECK_THAT(unknown, Contains("its outputs are: hidden, logits"));
+  o = mlp_options();
+  o.input_shape = {100};
+  CHECK_THAT(message([&] { nnfuzz::OpenCvDnnModel(path, o); }),
+             Contains("option 'input_shape' {100} (100 floats per input) does not fit"));
+  o.input_shape = {};
+  CHECK_THAT(message([&] { nnfuzz::OpenCvDnnModel(path, o); }), Contains("option 'input_shape' is empty"));
+  o = mlp_options();
+  o.select.coverage = {};
+  CHECK_THAT(message([&] { nnfuzz::OpenCvDnnModel(path, o); }), Contains("option 'coverage' is empty"));
+  nnfuzz::OpenCvDnnModel model(path, mlp_options());
+  nnfuzz::NamedOutputs out;
+  CHECK_THAT(message([&] { model.evaluate(RowMatrix::Zero(2, 783), out); }),
+             Contains("OpenCvDnnModel::evaluate(): the batch has 783 columns, the network takes 784"));
+  model.evaluate(RowMatrix::Zero(2, 784), out);
+  CHECK_THAT(message([&] { (void)out["softmax"]; }), Contains("no output 'softmax'; fetched: hidden, logits"));
+  std::vector<uchar> junk(100, 7);
+  CHECK_THAT(message([&] { nnfuzz::OpenCvDnnModel(junk, mlp_options()); }),
+             Contains("OpenCvDnnModel(): OpenCV cannot read ONNX bytes as ONNX"));
+}
+
+TEST_CASE("OpenCvDnnModel: steady state allocates nothing per input, and copies are independent",
+          "[adapters][opencv]") {
+  if (!have("tiny-mlp.onnx")) return;
+  nnfuzz::OpenCvDnnModel model(model_path("tiny-mlp.onnx"), mlp_options());
+  nnfuzz::NamedOutputs out;
+  auto count = [&](Index rows) {
+    const RowMatrix x = random_batch(rows, 3);
+    model.evaluate(x, out);  // warm up at this batch size
+    model.evaluate(x, out);
+    nnfuzz_test::g_alloc_count = 0;
+    model.evaluate(x, out);
+    return nnfuzz_test::g_alloc_count.load();
+  };
+  const std::size_t at10 = count(10), at100 = count(100);
+  INFO("operator new calls per evaluate(): " << at10 << " at batch 10, " << at100 << " at batch 100");
+  // OpenCV's bookkeeping only, nothing per input: it varies by a few with the batch (OpenCV splits
+  // larger batches into more parallel_for chunks: 20 at 10 rows, 23 at 100 here), never by the
+  // 90 extra inputs.
+  CHECK(at100 <= at10 + 8);
+  CHECK(at100 < 64);
+  WARN("OpenCV DNN: " << at100 << " small heap allocations per evaluate() in the steady state (OpenCV's own)");
+  // A copy reads the network again: used in turn with other batch sizes, both stay right.
+  nnfuzz::OpenCvDnnModel copy = model;
+  const RowMatrix x = random_batch(9, 4);
+  nnfuzz::NamedOutputs a, b;
+  model.evaluate(x, a);
+  copy.evaluate(x.topRows(3), b);
+  model.evaluate(x, b);
+  CHECK(a["logits"] == b["logits"]);
+}
+
+TEST_CASE("OpenCvDnnModel: a short fuzz run, reproducible", "[adapters][opencv]") {
+  if (!have("tiny-cnn.onnx")) return;
+  nnfuzz::OpenCvDnnOptions o = mlp_options();
+  nnfuzz::FuzzOptions fo;
+  fo.max_executions = 1000;
+  fo.seed = 3;
+  auto run = [&] {
+    auto fuzzer = nnfuzz::make_fuzzer(nnfuzz::OpenCvDnnModel(model_path("tiny-cnn.onnx"), o), nnfuzz::RecentSampler(),
+                                      nnfuzz::GaussianMutator(0.1f, {0.0f, 1.0f}), nnfuzz::BruteForceCoverage(0.05f),
+                                      nnfuzz::NonFiniteObjective(), fo);
+    return fuzzer.run(random_batch(4, 5));
+  };
+  const nnfuzz::FuzzResult r1 = run(), r2 = run();
+  CHECK(!r1.found());
+  CHECK(r1.stats.executions >= 1000);
+  CHECK(r1.stats.corpus_size > 4);  // the hidden layer's coverage grew the corpus
+  CHECK(r1.stats.corpus_size == r2.stats.corpus_size);
+}
+
+TEST_CASE("OpenCvDnnModel: the planted NaN is found through OpenCV (NonFiniteObjective)", "[adapters][opencv]") {
+  if (!have("planted-nan.onnx")) return;
+  nnfuzz::OpenCvDnnOptions o;
+  o.input_shape = {784};
+  o.select.coverage = {"logits"};
+  o.select.reduce = nnfuzz::CoverageReduce::sum_abs;
+  o.select.outputs = {"softmax", "cross_entropy"};
+  nnfuzz::OpenCvDnnModel model(model_path("planted-nan.onnx"), o);
+  const RowMatrix seeds = RowMatrix::Zero(2, 784);  // pixel 0 = 0: finite
+  nnfuzz::NamedOutputs out;
+  model.evaluate(seeds, out);
+  REQUIRE(nnfuzz::detail::all_finite(out["cross_entropy"]));
+  nnfuzz::FuzzOptions fo;
+  fo.max_executions = 5000;
+  fo.seed = 1;
+  auto fuzzer = nnfuzz::make_fuzzer(model, nnfuzz::RecentSampler(), nnfuzz::GaussianMutator(0.1f, {0.0f, 1.0f}),
+                                    nnfuzz::KdTreeCoverage(0.707f), nnfuzz::NonFiniteObjective(), fo);
+  const nnfuzz::FuzzResult r = fuzzer.run(seeds);
+  REQUIRE(r.found());
+  // Pixel 0 moved off 0: the planted trigger. OpenCV gives p0 = 0 already at l0 ~ -82.70
+  // (pixel 0 ~ 0.009), long before float's own underflow at a spread of ~104 (see below).
+  CHECK(r.findings[0].input(0) > 0.005f);
+  // Why: OpenCV's importer rewrote the unsafe exp(l) / sum exp(l) into its own Softmax layer,
+  // which subtracts the maximum (and flushes tiny probabilities to 0 early).
+  bool softmax_layer = false;
+  for (const std::string& name : model.net().getLayerNames())
+    softmax_layer = softmax_layer || model.net().getLayer(name)->type == "Softmax";
+  CHECK(softmax_layer);
+  CHECK_THAT(r.findings[0].what, Catch::Matchers::StartsWith("non-finite in '"));
+  CHECK(fuzzer.replay(r.findings[0].input));
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Smoke test of a campaign shared through a sync directory (docs/scaling.md): two local workers
+# of mnist_nan started by scripts/launch_local.sh on a tiny synthetic data set, whatsup's summary
+# and CSV, a late joiner that imports what they found, a restarted worker that resumes from its
+# directory, and the deployment manifests (tests/check_deploy.py: they parse, and run the same
+# command line as the launcher below).
+#   tests/sync_smoke.sh BUILD_DIR WORK_DIR
+set -euo pipefail
+build="$1"
+work="$2"
+ex="${build}/examples"
+here="$(cd "$(dirname "$0")" && pwd)"
+rm -rf "${work}"
+mkdir -p "${work}"
+fail() { echo "sync_smoke.sh: FAIL: $*" >&2; exit 1; }
+
+"${build}/tests/make_tiny_mnist" "${work}/data" 300 100
+"${ex}/mnist_train" --data "${work}/data" --models "${work}/models" --train-steps 200 --recipes tf-nan > /dev/null
+sync="${work}/sync"
+common=(--models "${work}/models" --train-steps 200 --seeds 3 --sync-interval 0.2)
+# DEPLOY-COMMAND (tests/check_deploy.py compares deploy/ with this line)
+NNFUZZ_LOG_DIR="${work}/logs" "${here}/../scripts/launch_local.sh" 2 -- "${ex}/mnist_nan" --data "${work}/data" --models "${work}/models" --executions 6000 --sync "${sync}" --worker {} --train-steps 200 --seeds 3 --sync-interval 0.2 \
+  || fail "launch_local.sh: a worker failed: $(cat "${work}"/logs/*.log)"
+for i in 0 1; do
+  grep -Eq "^worker ${i}: [0-9]+ executions in [0-9.e+-]+ s; corpus [0-9]+ \(imported [0-9]+, exported [0-9]+\)" \
+    "${work}/logs/worker-${i}.log" || fail "worker ${i}: no summary line: $(cat "${work}/logs/worker-${i}.log")"
+  [[ -s "${sync}/${i}/stats.json" && -s "${sync}/${i}/corpus.bin" ]] || fail "worker ${i}: no stats.json or corpus.bin"
+done
+exported=0
+for n in $(sed -nE 's/.*exported ([0-9]+)\).*/\1/p' "${work}"/logs/worker-*.log); do exported=$((exported + n)); done
+(( exported > 0 )) || fail "the workers exported nothing"
+
+"${ex}/whatsup" "${sync}" > "${work}/whatsup.txt" || fail "whatsup exited non-zero"
+grep -Eq "^campaign ${sync}: 2 workers \(0 alive\), [0-9]+ executions" "${work}/whatsup.txt" || fail "whatsup: $(cat "${work}/whatsup.txt")"
+[[ $(grep -Ec '^[01] +done +[0-9]+' "${work}/whatsup.txt") == 2 ]] || fail "whatsup: no line per worker"
+"${ex}/whatsup" "${sync}" --csv > "${work}/plot.csv" || fail "whatsup --csv exited non-zero"
+head -n1 "${work}/plot.csv" | grep -q '^worker,unix_time,seconds,executions,' || fail "whatsup --csv header"
+[[ $(grep -Ec '^[01],' "${work}/plot.csv") -ge 2 ]] || fail "whatsup --csv: too few rows"
+
+# A late joiner takes what the two found; a restarted worker resumes from its own directory.
+"${ex}/mnist_nan" --data "${work}/data" --executions 1000 --sync "${sync}" --worker late "${common[@]}" \
+  > "${work}/late.txt" || fail "late joiner exited non-zero"
+grep -Eq '^worker late: .*\(imported [1-9][0-9]*,' "${work}/late.txt" || fail "late joiner imported nothing: $(cat "${work}/late.txt")"
+before=$(sed -nE 's/^worker 0: ([0-9]+) executions.*/\1/p' "${work}/logs/worker-0.log")
+"${ex}/mnist_nan" --data "${work}/data" --executions 1000 --sync "${sync}" --worker 0 "${common[@]}" \
+  > "${work}/restart.txt" || fail "restarted worker exited non-zero"
+after=$(sed -nE 's/^worker 0: ([0-9]+) executions.*/\1/p' "${work}/restart.txt")
+(( after > before )) || fail "worker 0 did not resume: ${before} then ${after} executions"
+# Refused: --sync without --worker.
+if "${ex}/mnist_nan" --data "${work}/data" --sync "${sync}" > /dev/null 2> "${work}/refused.err"; then fail "--sync without --worker accepted"; fi
+grep -q -- '--sync needs --worker' "${work}/refused.err" || fail "--sync without --worker: $(cat "${work}/refused.err")"
+
+python3 "${here}/check_deploy.py" || fail "deployment manifests"
+echo "sync_smoke.sh: OK"
