@@ -87,11 +87,54 @@ bool fuzz_tokens() {
   return r.found() && fuzzer.replay(r.findings.front().value);
 }
 
+// The user's own schedule, written against the documented feedback hook: picks the newest
+// element and counts the batches it hears about.
+struct CountingSampler {
+  long* batches;
+  nnfuzz::Index pick(const nnfuzz::Corpus& corpus, nnfuzz::Rng&) const { return corpus.size() - 1; }
+  void feedback(const nnfuzz::BatchFeedback& b, const nnfuzz::Corpus&) { *batches += b.rows > 0; }
+};
+
+// Guidance from the installed package (docs/guidance.md): a fitness the user writes (how close
+// the mean is to the band), the fittest parents picked more often, an operator bandit, and a
+// calibrated radius OR'ed with a neuron criterion.
+bool fuzz_with_guidance() {
+  nnfuzz::FuzzOptions options;
+  options.seed = 3;
+  options.batch_size = 50;
+  options.max_executions = 100000;
+  auto fitness = [](const BandModel::Output& out, nnfuzz::Index r) { return -std::abs(out.coverage(r, 0) - 0.815f); };
+  nnfuzz::CalibrationOptions calibration;
+  calibration.window = 500;
+  auto fuzzer = nnfuzz::make_fuzzer(
+      BandModel{}, nnfuzz::FitnessSampler<nnfuzz::RecentSampler>(),
+      nnfuzz::make_bandit_mutator(nnfuzz::GaussianMutator(0.01f), nnfuzz::GaussianMutator(0.05f)),
+      nnfuzz::make_any_coverage(nnfuzz::CalibratedCoverage(calibration), nnfuzz::KMNCoverage({1}, 10)),
+      nnfuzz::with_fitness(nnfuzz::NonFiniteObjective(), fitness), options);
+  const nnfuzz::FuzzResult r = fuzzer.run(nnfuzz::RowMatrix::Constant(4, 16, 0.1f));
+  const auto& arms = fuzzer.mutator().batches();
+  std::printf("guidance: %s after %llu executions, best fitness %g, bandit batches %llu / %llu\n",
+              r.found() ? "NaN found" : "nothing", static_cast<unsigned long long>(r.stats.executions),
+              static_cast<double>(r.stats.best_fitness), static_cast<unsigned long long>(arms[0]),
+              static_cast<unsigned long long>(arms[1]));
+  long heard = 0;
+  auto own = nnfuzz::make_fuzzer(BandModel{}, CountingSampler{&heard}, nnfuzz::GaussianMutator(0.05f),
+                                 nnfuzz::CalibratedCoverage(), nnfuzz::NonFiniteObjective(), options);
+  const nnfuzz::FuzzResult o = own.run(nnfuzz::RowMatrix::Constant(4, 16, 0.1f));
+  std::printf("own sampler: heard %ld batches of %llu\n", heard, static_cast<unsigned long long>(o.stats.iterations));
+  return r.found() && fuzzer.replay(r.findings.front().input) && r.stats.best_fitness > -0.015f &&
+         heard == static_cast<long>(o.stats.iterations);
+}
+
 }  // namespace
 
 int main() {
   if (!fuzz_tokens()) {
     std::printf("FAIL: the token model's planted run of 5s was not found or does not replay\n");
+    return 1;
+  }
+  if (!fuzz_with_guidance()) {
+    std::printf("FAIL: the guidance run did not find the band, or the feedback hook was not called per batch\n");
     return 1;
   }
   nnfuzz::FuzzOptions options;
