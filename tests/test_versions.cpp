@@ -227,7 +227,12 @@ TEST_CASE("VersionPair: different input widths and logit widths are refused, nam
   wide.dim = 3;
   REQUIRE_THROWS_WITH(VersionPair(UserModel{forward_v1}, wide),
                       Catch::Contains("VersionPair(): the old model takes 2 floats per input, the new model 3"));
-  UserModel fewer{forward_v2};
+  // A new version with two classes (its forward writes two logits: the model must not write
+  // past the row it was given).
+  UserModel fewer{[](const float* in, float* logits) {
+    logits[0] = 4 * in[0];
+    logits[1] = 4 * in[1];
+  }};
   fewer.classes = 2;
   VersionPair pair(UserModel{forward_v1}, fewer);
   decltype(pair)::Output out;
