@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Reproduces every table of the README's "Results" section (about 20 minutes on 2 cores, then about
-# 70 more for the language model's experiment, which comes last).
+# Reproduces every table of the README's "Results" section (about 80 minutes on 2 cores with the guidance comparison, then about
+# 75 more for the language model's experiment, which comes last).
 # Each command's output goes to out/results/<name>.txt.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
