@@ -134,15 +134,7 @@ class LibTorchModel {
   void init(bool own) {
     const char* who = "LibTorchModel()";
     fetch_ = detail::fetch_list(who, options_.select);
-    if (options_.input_shape.empty())
-      detail::fail(who,
-                   ": option 'input_shape' is empty: give the shape of one input without the batch axis, "
-                   "e.g. {784} or {1, 28, 28}");
-    input_dim_ = 1;
-    for (std::int64_t d : options_.input_shape) {
-      if (d < 1) detail::fail(who, ": option 'input_shape' has a dimension ", d, " (each must be >= 1)");
-      input_dim_ *= d;
-    }
+    input_dim_ = detail::input_size(who, options_.input_shape);
     sizes_.assign(1, 0);
     sizes_.insert(sizes_.end(), options_.input_shape.begin(), options_.input_shape.end());
     const torch::Dtype dt = options_.dtype;

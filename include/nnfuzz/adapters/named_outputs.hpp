@@ -76,6 +76,21 @@ inline std::vector<std::string> fetch_list(const char* who, const EngineOutputs&
 }
 
 /// "a, b, c" (at most `max` names, then "… (N in all)").
+// Floats per input of an engine's input shape (without the batch axis); refuses an empty shape
+// or a dimension below 1, naming `who`.
+template <typename T>
+Index input_size(const char* who, const std::vector<T>& shape) {
+  if (shape.empty())
+    fail(who,
+         ": option 'input_shape' is empty: give the shape of one input without the batch axis, "
+         "e.g. {784} or {1, 28, 28}");
+  Index size = 1;
+  for (T d : shape) {
+    if (d < 1) fail(who, ": option 'input_shape' has a dimension ", d, " (each must be >= 1)");
+    size *= static_cast<Index>(d);
+  }
+  return size;
+}
 inline std::string join_names(const std::vector<std::string>& names, std::size_t max = 40) {
   std::string s;
   for (std::size_t i = 0; i < names.size() && i < max; ++i) s += (i ? ", " : "") + names[i];

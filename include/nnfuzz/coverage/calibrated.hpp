@@ -47,9 +47,10 @@ struct CalibrationOptions {
 /// (1 - target_rate) quantile of each mutant's exact L2 distance to its nearest reference, just
 /// above it (nnfuzz's "new" is distance >= radius). Rows that are not finite are skipped. Returns
 /// 0 when no finite mutant lies at a positive distance (a constant coverage: nothing to choose
-/// from). `median`, if given, receives the median of the distances. O(mutants x references x dim).
+/// from). `median`, if given, receives the median of the distances, `samples` how many finite
+/// mutants were measured. O(mutants x references x dim).
 inline float calibrate_radius(const Eigen::Ref<const RowMatrix>& references, const Eigen::Ref<const RowMatrix>& mutants,
-                              double target_rate, float* median = nullptr) {
+                              double target_rate, float* median = nullptr, Index* samples = nullptr) {
   if (!detail::is_finite(target_rate) || !(target_rate > 0 && target_rate < 1))
     detail::fail("calibrate_radius(): option 'target_rate' must be in (0, 1), got ", target_rate);
   if (references.rows() < 1) detail::fail("calibrate_radius(): no reference vectors (0 rows)");
@@ -70,6 +71,7 @@ inline float calibrate_radius(const Eigen::Ref<const RowMatrix>& references, con
     distances.push_back(d);
     if (d > 0) smallest_positive = std::min(smallest_positive, d);
   }
+  if (samples) *samples = static_cast<Index>(distances.size());
   if (!detail::is_finite(smallest_positive)) return 0;
   const auto n = distances.size();
   auto at = [&](double q) {
@@ -206,11 +208,10 @@ class CalibratedCoverage {
     const Index stored = static_cast<Index>(pending_.size()) / dim_;
     const Eigen::Map<const RowMatrix> seeds(pending_.data(), stored, dim_);
     float median = 0;
-    const float radius = calibrate_radius(seeds, vectors, target_, &median);
+    Index samples = 0;
+    const float radius = calibrate_radius(seeds, vectors, target_, &median, &samples);
     if (!(radius > 0)) return;  // every mutant on a seed: wait for the next batch
-    Index finite = 0;
-    for (Index i = 0; i < vectors.rows(); ++i) finite += detail::row_all_finite(vectors, i) ? 1 : 0;
-    calibration_.samples = finite;
+    calibration_.samples = samples;
     calibration_.median_distance = median;
     calibration_.radius = radius;
     calibration_.initial_radius = radius;
