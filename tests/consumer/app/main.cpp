@@ -7,6 +7,7 @@
 // fuzzer finds the bug, the finding is on disk and replays.
 #include <nnfuzz/nnfuzz.hpp>  // first, before Eigen (F16C for Eigen::half under GCC)
 #include <nnfuzz/io/campaign.hpp>
+#include <nnfuzz/io/sync.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -126,12 +127,44 @@ bool fuzz_with_guidance() {
          heard == static_cast<long>(o.stats.iterations);
 }
 
+// Two workers of one campaign sharing a sync directory (docs/scaling.md): the second, started
+// after the first, imports what the first found.
+bool fuzz_two_workers(const std::string& dir) {
+  nnfuzz::FuzzOptions options;
+  options.batch_size = 50;
+  options.max_executions = 3000;
+  options.max_findings = 0;
+  nnfuzz::SyncOptions sync_options;
+  sync_options.interval_executions = 500;  // deterministic: sync by executions
+  nnfuzz::Index imported = 0;
+  for (const char* worker : {"0", "1"}) {
+    options.seed = worker[0] == '0' ? 7 : 8;
+    auto fuzzer = nnfuzz::make_fuzzer(BandModel{}, nnfuzz::RecentSampler(), nnfuzz::GaussianMutator(0.02f),
+                                      nnfuzz::KdTreeCoverage(0.001f), nnfuzz::NonFiniteObjective(), options);
+    nnfuzz::SyncDirectory sync(dir, worker, sync_options);
+    const nnfuzz::FuzzResult r = fuzzer.run(nnfuzz::RowMatrix::Constant(2, 16, 0.1f), sync);
+    imported = r.stats.imported;
+  }
+  std::printf("sync: the second worker imported %lld elements of the first\n", static_cast<long long>(imported));
+  return imported > 0 && nnfuzz::sync_workers(dir).size() == 2;
+}
+
 }  // namespace
 
 int main() {
   if (!fuzz_tokens()) {
     std::printf("FAIL: the token model's planted run of 5s was not found or does not replay\n");
     return 1;
+  }
+  {
+    const std::string sync_dir =
+        (std::filesystem::temp_directory_path() / ("nnfuzz_consumer_sync_" + std::to_string(::getpid()))).string();
+    const bool ok = fuzz_two_workers(sync_dir);
+    std::filesystem::remove_all(sync_dir);
+    if (!ok) {
+      std::printf("FAIL: the second worker imported nothing from the sync directory\n");
+      return 1;
+    }
   }
   if (!fuzz_with_guidance()) {
     std::printf("FAIL: the guidance run did not find the band, or the feedback hook was not called per batch\n");
