@@ -62,7 +62,7 @@ TEST_CASE("minimize: never larger than the original, on a planted NaN found by t
                         NonFiniteObjective(), fo);
   MinimizeOptions mo;
   mo.confirm_batch_size = fo.batch_size;
-  MinimizeFindings<PlantedModel, NonFiniteObjective> mini(PlantedModel{}, NonFiniteObjective(), seeds, mo);
+  MinimizeFindings mini(mo);
   const FuzzResult res = fz.run(seeds, mini);
   REQUIRE(res.found());
   REQUIRE(mini.results().size() == res.findings.size());

@@ -8,13 +8,14 @@
 //     on_finding(const Finding&, const FuzzStats&)    for every finding
 //     on_corpus(const Corpus&, const FuzzStats&)      after the seeds, after each batch that grew
 //                                                     the corpus, and at the end (checkpoints)
-//     on_import(const Corpus&, Corpus& incoming, const FuzzStats&)  after every batch: append elements found
-//                                                     elsewhere; the new ones join (io/sync.hpp)
 //     on_end(const FuzzStats&)                        once, at the end
 // each returning void or bool; returning true stops the run (ensmallen's convention).
+// Callbacks observe; work that changes the run (importing elements, minimising findings) is a
+// stage (stages.hpp), passed in the same argument list.
 #pragma once
 
-#include "fuzzer.hpp"
+#include "corpus.hpp"
+#include "fuzz_types.hpp"
 
 #include <csignal>
 #include <cstdio>

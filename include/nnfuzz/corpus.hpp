@@ -131,6 +131,28 @@ class Corpus {
     return push_entry(coverage, parent, root, depth, execution);
   }
 
+  /// Appends element k of `src` (a corpus of the same shape: same_shape()) and returns its id.
+  Index add_from(const Corpus& src, Index k, Index parent, Index root, Index depth, std::uint64_t execution) {
+    NNFUZZ_ASSERT(same_shape(src));
+    if (structured_) {
+      const InputView v = src.view(k);
+      return add_cells(v.floats_data(), v.tokens_data(), src.coverage(k).data(), parent, root, depth, execution);
+    }
+    return add(src.input(k).data(), src.coverage(k).data(), parent, root, depth, execution);
+  }
+  /// True when `o` holds inputs and coverage vectors shaped like this corpus' (add_from() works).
+  bool same_shape(const Corpus& o) const {
+    return structured_ == o.structured_ && input_dim() == o.input_dim() && token_cells() == o.token_cells() &&
+           coverage_dim() == o.coverage_dim() && (!structured_ || layout_ == o.layout_);
+  }
+  /// Empties this corpus and gives it the shape of `o` (no-op on the shape when it has it already).
+  void reset_like(const Corpus& o) {
+    if (o.structured_)
+      reset(o.layout_, o.coverage_dim());
+    else
+      reset(o.input_dim(), o.coverage_dim());
+  }
+
   /// Reserves room for n entries' bookkeeping (rows grow in chunks anyway).
   void reserve(Index n) { entries_.reserve(static_cast<std::size_t>(n)); }
 

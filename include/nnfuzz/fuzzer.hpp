@@ -1,18 +1,25 @@
 // SPDX-License-Identifier: MIT
-// nnfuzz: the coverage-guided fuzz loop.
+// nnfuzz: the coverage-guided fuzz loop. Its plain types are in fuzz_types.hpp, the hook and
+// policy checks in detail/, the input spaces in detail/input_space.hpp, stages in stages.hpp.
 #pragma once
 
 #include "corpus.hpp"
 #include "feedback.hpp"
+#include "fuzz_types.hpp"
 #include "input.hpp"
-#include "coverage/calibrated.hpp"
-#include "detail/config.hpp"
-#include "detail/traits.hpp"
 #include "mutators.hpp"
 #include "objectives.hpp"
 #include "rng.hpp"
 #include "samplers.hpp"
+#include "stages.hpp"
+#include "coverage/calibrated.hpp"
+#include "detail/config.hpp"
+#include "detail/hooks.hpp"
+#include "detail/input_space.hpp"
+#include "detail/policy_checks.hpp"
+#include "detail/traits.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -24,172 +31,6 @@
 #include <vector>
 
 namespace nnfuzz {
-
-/// Options of a fuzz run: plain fields with defaults (libFuzzer's FuzzingOptions style).
-/// At least one budget must be non-zero. Only executions/iterations budgets are reproducible:
-/// a wall-clock budget stops wherever the clock says.
-struct FuzzOptions {
-  Index batch_size = 100;                 ///< mutants per iteration (rows of one model call); > 0
-  std::uint64_t max_executions = 100000;  ///< stop after this many model executions (0 = no limit)
-  std::uint64_t max_iterations = 0;       ///< stop after this many iterations (0 = no limit)
-  double max_seconds = 0;                 ///< stop after this much wall time (0 = no limit)
-  Index max_findings = 1;                 ///< stop after this many findings (1 = stop at the first; 0 = collect all)
-  std::uint64_t seed = 0;                 ///< the one seed of the run's RNG: same seed => same run, bit for bit
-  /// Re-evaluate every finding before reporting it (the hits of a batch together, in one fresh
-  /// batch of the shape they were found in); one that does not fire again is counted in
-  /// FuzzStats::unconfirmed and dropped. Costs one extra batch per batch with a hit.
-  bool recheck_findings = true;
-  /// When the objective has a fitness (WithFitness): also keep a mutant whose fitness beats the
-  /// best so far although its coverage is not new (a fitness frontier joins the corpus). The
-  /// coverage policy is not told of it.
-  bool keep_fitter = true;
-};
-
-/// An input on which the objective fired.
-struct Finding {
-  RowVector input;              ///< the input itself
-  Index root = 0;               ///< index of the seed its chain started from
-  Index parent = -1;            ///< corpus id of the element it was mutated from (-1: a seed)
-  Index depth = 0;              ///< mutations from the seed (0: the seed itself)
-  std::uint64_t execution = 0;  ///< 1-based execution count at which it ran
-  std::string what;             ///< what fired (Objective::describe(), or "objective")
-  InputValue value;             ///< the input, for models with structured inputs (InputLayout); `input` is empty then
-};
-
-/// Counters of a run, updated after every batch.
-struct FuzzStats {
-  std::uint64_t executions = 0;      ///< model executions (inputs evaluated), seeds included
-  std::uint64_t iterations = 0;      ///< batches of mutants evaluated
-  double seconds = 0;                ///< wall time since run() started
-  double executions_per_second = 0;  ///< executions / seconds
-  Index seeds = 0;                   ///< seeds given to run()
-  Index corpus_size = 0;             ///< elements in the corpus (seeds included)
-  Index findings = 0;                ///< findings collected
-  Index unconfirmed = 0;             ///< hits that did not fire again when re-evaluated (dropped)
-  Index coverage_size = 0;           ///< vectors the coverage policy holds (Coverage::size())
-  Index imported = 0;                ///< elements callbacks handed over by on_import() that were new (this session)
-  float coverage_radius = 0;         ///< the coverage policy's novelty radius, if it has `threshold()` (else 0)
-  std::uint64_t last_new_coverage_execution = 0;  ///< execution count at the last new coverage
-  double seconds_since_new_coverage = 0;          ///< wall time since the last new coverage
-  bool finished = false;                          ///< true in the final on_corpus / on_end calls of a run
-  /// Best fitness seen in the run (WithFitness objectives; NaN otherwise).
-  float best_fitness = std::numeric_limits<float>::quiet_NaN();
-};
-
-/// What run() returns: the findings and the final counters.
-struct FuzzResult {
-  std::vector<Finding> findings;  ///< in the order found
-  FuzzStats stats;                ///< counters at the end of the run
-  /// True when at least one finding was made.
-  bool found() const { return !findings.empty(); }
-};
-
-namespace detail {
-// Optional callback hooks (ensmallen style): each may return void or bool; true stops the run.
-#define NNFUZZ_HOOK(hook, args_decl, args)                                                      \
- template <typename C, typename = void>                                                         \
- struct has_##hook : std::false_type {};                                                        \
- template <typename C>                                                                          \
- struct has_##hook<C, void_t<decltype(std::declval<C&>().hook args_decl)>> : std::true_type {}; \
- template <typename C, typename... A>                                                           \
- bool call_##hook(C& c, A&&... a) {                                                             \
-  if constexpr (has_##hook<C>::value) {                                                         \
-   if constexpr (std::is_same<decltype(c.hook(std::forward<A>(a)...)), bool>::value)            \
-    return c.hook(std::forward<A>(a)...);                                                       \
-   else                                                                                         \
-    c.hook(std::forward<A>(a)...);                                                              \
-  }                                                                                             \
-  return false;                                                                                 \
- }
-NNFUZZ_HOOK(on_start, (std::declval<const FuzzStats&>()), )
-NNFUZZ_HOOK(on_batch, (std::declval<const FuzzStats&>()), )
-NNFUZZ_HOOK(on_new_coverage, (std::declval<const FuzzStats&>(), Index{0}), )
-NNFUZZ_HOOK(on_finding, (std::declval<const Finding&>(), std::declval<const FuzzStats&>()), )
-NNFUZZ_HOOK(on_end, (std::declval<const FuzzStats&>()), )
-NNFUZZ_HOOK(on_corpus, (std::declval<const Corpus&>(), std::declval<const FuzzStats&>()), )
-// on_import(corpus, incoming, stats): a callback appends elements found elsewhere (io/sync.hpp).
-NNFUZZ_HOOK(on_import, (std::declval<const Corpus&>(), std::declval<Corpus&>(), std::declval<const FuzzStats&>()), )
-#undef NNFUZZ_HOOK
-
-// A member whose name is a known hook, whatever its signature (non-template, non-overloaded).
-#define NNFUZZ_NAMED(name)                 \
- template <typename C, typename = void>    \
- struct names_##name : std::false_type {}; \
- template <typename C>                     \
- struct names_##name<C, void_t<decltype(&C::name)>> : std::true_type {};
-NNFUZZ_NAMED(on_start)
-NNFUZZ_NAMED(on_batch)
-NNFUZZ_NAMED(on_new_coverage)
-NNFUZZ_NAMED(on_finding)
-NNFUZZ_NAMED(on_end)
-NNFUZZ_NAMED(on_corpus)
-NNFUZZ_NAMED(on_import)
-// Likely misspellings of the hooks: a callback that defines one of them is refused.
-NNFUZZ_NAMED(on_findings)
-NNFUZZ_NAMED(on_found)
-NNFUZZ_NAMED(on_find)
-NNFUZZ_NAMED(on_new_finding)
-NNFUZZ_NAMED(on_crash)
-NNFUZZ_NAMED(on_begin)
-NNFUZZ_NAMED(on_finish)
-NNFUZZ_NAMED(on_stop)
-NNFUZZ_NAMED(on_iteration)
-NNFUZZ_NAMED(on_batches)
-NNFUZZ_NAMED(on_coverage)
-NNFUZZ_NAMED(on_new_coverages)
-NNFUZZ_NAMED(on_new)
-NNFUZZ_NAMED(on_starts)
-NNFUZZ_NAMED(on_ends)
-#undef NNFUZZ_NAMED
-
-/// Compile-time checks of one callback type passed to run()/resume().
-template <typename C>
-constexpr void check_callback() {
-  static_assert(
-      has_on_start<C>::value || has_on_batch<C>::value || has_on_new_coverage<C>::value || has_on_finding<C>::value ||
-          has_on_end<C>::value || has_on_corpus<C>::value || has_on_import<C>::value,
-      "nnfuzz: a callback passed to run() has none of the hooks on_start(const FuzzStats&), "
-      "on_batch(const FuzzStats&), on_new_coverage(const FuzzStats&, Index), "
-      "on_finding(const Finding&, const FuzzStats&), on_corpus(const Corpus&, const FuzzStats&), "
-      "on_end(const FuzzStats&), on_import(const Corpus&, Corpus&, const FuzzStats&) with these parameters (see "
-      "callbacks.hpp)");
-  static_assert(!(names_on_start<C>::value && !has_on_start<C>::value),
-                "nnfuzz: callback member on_start has the wrong parameters: on_start(const nnfuzz::FuzzStats&)");
-  static_assert(!(names_on_batch<C>::value && !has_on_batch<C>::value),
-                "nnfuzz: callback member on_batch has the wrong parameters: on_batch(const nnfuzz::FuzzStats&)");
-  static_assert(!(names_on_new_coverage<C>::value && !has_on_new_coverage<C>::value),
-                "nnfuzz: callback member on_new_coverage has the wrong parameters: "
-                "on_new_coverage(const nnfuzz::FuzzStats&, nnfuzz::Index added)");
-  static_assert(!(names_on_finding<C>::value && !has_on_finding<C>::value),
-                "nnfuzz: callback member on_finding has the wrong parameters: "
-                "on_finding(const nnfuzz::Finding&, const nnfuzz::FuzzStats&)");
-  static_assert(!(names_on_end<C>::value && !has_on_end<C>::value),
-                "nnfuzz: callback member on_end has the wrong parameters: on_end(const nnfuzz::FuzzStats&)");
-  static_assert(!(names_on_corpus<C>::value && !has_on_corpus<C>::value),
-                "nnfuzz: callback member on_corpus has the wrong parameters: "
-                "on_corpus(const nnfuzz::Corpus&, const nnfuzz::FuzzStats&)");
-  static_assert(!(names_on_import<C>::value && !has_on_import<C>::value),
-                "nnfuzz: callback member on_import has the wrong parameters: "
-                "on_import(const nnfuzz::Corpus& corpus, nnfuzz::Corpus& incoming, const nnfuzz::FuzzStats&)");
-  static_assert(!(names_on_findings<C>::value || names_on_found<C>::value || names_on_find<C>::value ||
-                  names_on_new_finding<C>::value || names_on_crash<C>::value),
-                "nnfuzz: callback defines on_findings/on_found/on_find/on_new_finding/on_crash, which is not a hook: "
-                "did you mean on_finding(const nnfuzz::Finding&, const nnfuzz::FuzzStats&)?");
-  static_assert(!(names_on_begin<C>::value || names_on_starts<C>::value),
-                "nnfuzz: callback defines on_begin/on_starts, which is not a hook: did you mean on_start(const "
-                "nnfuzz::FuzzStats&)?");
-  static_assert(!(names_on_finish<C>::value || names_on_stop<C>::value || names_on_ends<C>::value),
-                "nnfuzz: callback defines on_finish/on_stop/on_ends, which is not a hook: did you mean on_end(const "
-                "nnfuzz::FuzzStats&)?");
-  static_assert(!(names_on_iteration<C>::value || names_on_batches<C>::value),
-                "nnfuzz: callback defines on_iteration/on_batches, which is not a hook: did you mean on_batch(const "
-                "nnfuzz::FuzzStats&)?");
-  static_assert(!(names_on_coverage<C>::value || names_on_new_coverages<C>::value || names_on_new<C>::value),
-                "nnfuzz: callback defines on_coverage/on_new_coverages/on_new, which is not a hook: did you mean "
-                "on_new_coverage(const nnfuzz::FuzzStats&, nnfuzz::Index added)?");
-}
-
-}  // namespace detail
 
 /// The coverage-guided fuzz loop, composed from five policies at compile time.
 ///
@@ -214,7 +55,12 @@ constexpr void check_callback() {
 ///              Eigen::Ref<RowMatrix> batch, Rng&)`; optional `check_seeds(seeds) const`.
 /// - Coverage: `void reset(Index dim)`, `void observe(const Eigen::Ref<const RowMatrix>&, Mask& is_new)`,
 ///             `Index size() const`.
-/// - Objective: see objectives.hpp (a `check` member, or any callable).
+/// - Objective: see objectives/ (a `check` member, or any callable).
+///
+/// Models with an InputLayout (token sequences, several parts; input.hpp) take the same loop:
+/// their seeds are a std::vector<InputValue>, their batches InputBatch (detail/input_space.hpp).
+/// run() takes callbacks (read-only observers, callbacks.hpp) and stages (work that needs the
+/// fuzzer: sync, minimisation; stages.hpp) in one argument list.
 ///
 /// Defaults: `Fuzzer<MyModel> f(MyModel{})` is TensorFuzz's set-up: RecentSampler, GaussianMutator
 /// (σ 0.1 on [0, 1]), CalibratedCoverage (the radius chosen from the first mutants' distances,
@@ -222,50 +68,24 @@ constexpr void check_callback() {
 template <typename Model, typename Sampler = RecentSampler, typename Mutator = GaussianMutator,
           typename Coverage = CalibratedCoverage, typename Objective = NonFiniteObjective>
 class Fuzzer {
-  static_assert(
-      detail::has_output_type<Model>::value,
-      "nnfuzz: Model must provide a nested type `Output` (the reusable result of evaluate(); see fuzzer.hpp)");
-  static_assert(detail::has_input_dim<Model>::value || detail::has_input_layout<Model>::value,
-                "nnfuzz: Model must provide `Index input_dim() const` (floats per input row) or, for token "
-                "sequences and inputs of several parts, `nnfuzz::InputLayout input_layout() const` (see input.hpp)");
-  static_assert(detail::has_input_layout<Model>::value || detail::has_evaluate<Model>::value,
-                "nnfuzz: Model must provide `void evaluate(const Eigen::Ref<const nnfuzz::RowMatrix>& batch, Output& "
-                "out)`");
-  static_assert(!detail::has_input_layout<Model>::value || detail::has_structured_evaluate<Model>::value,
-                "nnfuzz: a Model with input_layout() must provide `void evaluate(const nnfuzz::InputBatch& batch, "
-                "Output& out)`");
-  static_assert(detail::has_coverage_member<Model>::value,
-                "nnfuzz: Model::Output must provide a member `coverage` (a RowMatrix, one coverage vector per row)");
-  static_assert(
-      detail::has_pick<Sampler>::value,
-      "nnfuzz: Sampler must provide `Index pick(const nnfuzz::Corpus& corpus, nnfuzz::Rng& rng)` (see samplers.hpp)");
-  static_assert(detail::mutator_fits_input_space<Mutator, detail::input_space_t<Model>>::value,
-                "nnfuzz: the Mutator does not fit the model's input space (see the note naming both). Dense models "
-                "(input_dim()) need `void mutate(const Eigen::Ref<const RowVector>& parent, const "
-                "Eigen::Ref<const RowVector>& root, Eigen::Ref<RowMatrix> batch, nnfuzz::Rng& rng)`; models with an "
-                "InputLayout need `void mutate(const nnfuzz::InputView& parent, const nnfuzz::InputView& root, "
-                "nnfuzz::InputBatch& batch, nnfuzz::Rng& rng)` (see mutators.hpp, text_mutators.hpp)");
-  static_assert(detail::has_reset<Coverage>::value,
-                "nnfuzz: Coverage must provide `void reset(Index dim)` (forget everything; see coverage/)");
-  static_assert(detail::has_observe<Coverage>::value,
-                "nnfuzz: Coverage must provide `void observe(const Eigen::Ref<const RowMatrix>& vectors, nnfuzz::Mask& "
-                "is_new)` (see coverage/)");
-  static_assert(detail::has_size<Coverage>::value, "nnfuzz: Coverage must provide `Index size() const`");
+  using Checks = detail::PolicyChecks<Model, Sampler, Mutator, Coverage, Objective>;
+  static_assert(Checks::ok, "nnfuzz: policy checks");
 
  public:
   /// The model's reusable output type.
   using Output = typename Model::Output;
+  /// The model's input space (detail/input_space.hpp): dense rows or structured inputs.
+  using Space = detail::InputSpace<Model>;
+  /// What run() takes as seeds: rows of a matrix (dense), or a std::vector<InputValue> (structured).
+  using Seeds = typename Space::Seeds;
+  /// What replay() takes: a row (dense), or an InputValue (structured).
+  using Input = typename Space::Value;
+  /// What a stage's perform() receives (stages.hpp).
+  using Context = FuzzContext<Fuzzer>;
   /// True for a model with structured inputs (InputLayout: token sequences, several parts).
   static constexpr bool kStructured = detail::has_input_layout<Model>::value;
-  /// True when the objective has a fitness (WithFitness): corpus elements record it.
-  static constexpr bool kHasFitness = detail::has_fitness<Objective, typename Model::Output>::value;
-  /// What run() takes as seeds: a matrix of rows (dense), or a vector of InputValue (structured).
-  using Seeds = std::conditional_t<kStructured, std::vector<InputValue>, RowMatrix>;
-  static_assert(
-      detail::is_objective_v<Objective, Output,
-                             std::conditional_t<kStructured, InputBatch, Eigen::Ref<const RowMatrix>>>,
-      "nnfuzz: Objective must provide `void check(const Eigen::Ref<const RowMatrix>& batch, const Output& out, "
-      "Mask& hits)`, or be callable as `bool(const Output&, Index row)` (see objectives.hpp)");
+  /// True when the objective has a fitness (`fitness(out, row)`): corpus elements record it.
+  static constexpr bool kHasFitness = detail::has_fitness<Objective, Output>::value;
 
   /// Composes a fuzzer from policy instances and options (validated here).
   explicit Fuzzer(Model model, Sampler sampler = Sampler(), Mutator mutator = Mutator(), Coverage coverage = Coverage(),
@@ -289,46 +109,50 @@ class Fuzzer {
     options_ = o;
   }
 
-  /// Fuzzes from `seeds` (one input per row) until a budget or max_findings is reached or a
-  /// callback returns true. Every seed joins the corpus and is checked by the objective first
-  /// (a seed that already fails is reported with depth 0; seeds always run, even past
-  /// max_executions). Starts afresh: the corpus, the
-  /// coverage and the RNG are reset. Throws std::invalid_argument for an empty seed matrix, a
-  /// width different from model.input_dim(), a non-finite seed, or one the mutator rejects.
+  /// Fuzzes from `seeds` (rows of a matrix; a std::vector<InputValue> for a model with an
+  /// InputLayout) until a budget or max_findings is reached or a callback or stage returns
+  /// true. Every seed joins the corpus and is checked by the objective first (a seed that
+  /// already fails is reported with depth 0; seeds always run, even past max_executions).
+  /// Starts afresh: the corpus, the coverage and the RNG are reset. Throws
+  /// std::invalid_argument for no seeds, seeds that do not fit the model (width; parts,
+  /// lengths, token ids), a non-finite seed, or one the mutator rejects.
   template <typename... Callbacks>
-  FuzzResult run(const Eigen::Ref<const RowMatrix>& seeds, Callbacks&&... callbacks) {
-    static_assert(!kStructured,
-                  "nnfuzz: this model has an InputLayout: pass its seeds as a std::vector<nnfuzz::InputValue>");
-    (detail::check_callback<std::decay_t<Callbacks>>(), ...);
+  FuzzResult run(const Seeds& seeds, Callbacks&&... callbacks) {
+    (detail::check_callback<std::decay_t<Callbacks>, Context>(), ...);
     const RunGuard guard(running_, "Fuzzer::run()");
-    check_seeds(seeds);
-    return run_impl(
-        seeds.rows(), [&](Index first, Index n) { batch_.topRows(n) = seeds.middleRows(first, n); }, callbacks...);
-  }
-
-  /// Fuzzes a model with structured inputs (InputLayout) from `seeds`, as run() above. Throws
-  /// std::invalid_argument for no seeds, or a seed that does not fit the layout (parts, widths,
-  /// lengths, token ids outside the vocabulary, non-finite floats) or that the mutator rejects.
-  template <typename... Callbacks>
-  FuzzResult run(const std::vector<InputValue>& seeds, Callbacks&&... callbacks) {
-    static_assert(kStructured,
-                  "nnfuzz: this model takes dense rows (input_dim()): pass its seeds as a matrix, one row per input");
-    (detail::check_callback<std::decay_t<Callbacks>>(), ...);
-    const RunGuard guard(running_, "Fuzzer::run()");
-    if constexpr (kStructured) {
-      if (seeds.empty()) detail::fail("Fuzzer::run(): no seeds (the seed vector is empty)");
-      const InputLayout layout = model_.input_layout();
-      for (std::size_t i = 0; i < seeds.size(); ++i)
-        check_input("Fuzzer::run()", detail::message("seed ", i), layout, seeds[i]);
-      if constexpr (detail::has_check_seeds_structured<Mutator>::value) mutator_.check_seeds(seeds);
+    Space::check_seeds(model_, mutator_, seeds);
+    const Index count = Space::count(seeds), b = options_.batch_size;
+    start_session();
+    FuzzResult result;
+    FuzzStats& st = result.stats;
+    st.seeds = count;
+    // Seeds: copied into the batch buffer (contiguous rows, whatever the caller's stride),
+    // evaluated in batches, all kept.
+    for (Index first = 0; first < count; first += b) {  // every seed joins, whatever stops
+      const Index n = std::min(b, count - first);
+      batch_.set_seeds(seeds, first, n);
+      decltype(auto) rows = batch_.view(n);
+      model_.evaluate(rows, out_);
+      const auto cov = coverage_of(n);
+      if (first == 0) {
+        Space::reset_corpus(corpus_, model_, cov.cols());
+        corpus_.reserve(count);
+        coverage_.reset(cov.cols());
+      }
+      detail::run_objective(objective_, rows, out_, hits_);
+      coverage_.observe(cov, is_new_);
+      compute_fitness(n);
+      const std::uint64_t before = st.executions;
+      for (Index r = 0; r < n; ++r) {
+        ++st.executions;
+        note_fitness(batch_.append(corpus_, r, cov.row(r).data(), -1, first + r, 0, 0), r);
+      }
+      record_hits(
+          result, rows, before, [first](Index r) { return first + r; }, -1, 0);
     }
-    return run_impl(
-        static_cast<Index>(seeds.size()),
-        [&](Index first, Index n) {
-          if constexpr (kStructured)
-            for (Index r = 0; r < n; ++r) sbatch_.set_row(r, seeds[static_cast<std::size_t>(first + r)]);
-        },
-        callbacks...);
+    if constexpr (detail::has_seeds_done<Coverage>::value) coverage_.seeds_done();
+    loop(result, 0, callbacks...);
+    return result;
   }
 
   /// Continues a campaign from a saved corpus (load_corpus()): the corpus is taken over with its
@@ -340,21 +164,10 @@ class Fuzzer {
   /// Throws std::invalid_argument for an empty corpus or one whose widths do not fit the model.
   template <typename... Callbacks>
   FuzzResult resume(const Corpus& corpus, Callbacks&&... callbacks) {
-    (detail::check_callback<std::decay_t<Callbacks>>(), ...);
+    (detail::check_callback<std::decay_t<Callbacks>, Context>(), ...);
     const RunGuard guard(running_, "Fuzzer::resume()");
     if (corpus.empty()) detail::fail("Fuzzer::resume(): the corpus is empty");
-    if constexpr (kStructured) {
-      if (!corpus.structured() || corpus.layout() != model_.input_layout())
-        detail::fail("Fuzzer::resume(): the corpus holds ",
-                     corpus.structured() ? corpus.layout().describe() : detail::message(corpus.input_dim(), " floats"),
-                     ", the model takes ", model_.input_layout().describe());
-    } else {
-      if (corpus.structured() || corpus.input_dim() != model_.input_dim())
-        detail::fail(
-            "Fuzzer::resume(): corpus inputs have ",
-            corpus.structured() ? corpus.layout().describe() : detail::message(corpus.input_dim(), " elements"),
-            ", the model takes ", model_.input_dim());
-    }
+    Space::check_corpus("Fuzzer::resume()", model_, corpus);
     std::uint64_t last = 0;
     Index seeds = 0;
     for (const CorpusEntry& e : corpus.entries()) {
@@ -365,14 +178,8 @@ class Fuzzer {
     start_session();
     rng_.seed(detail::mix_seed(options_.seed, last + 1));
     // Check the model still produces coverage of the corpus' width, on the first element.
-    if constexpr (kStructured) {
-      sbatch_.set_rows(1);
-      sbatch_.set_row(0, corpus.view(0));
-      model_.evaluate(static_cast<const InputBatch&>(sbatch_), out_);
-    } else {
-      const RowMatrix probe = corpus.input(0);
-      model_.evaluate(probe, out_);
-    }
+    batch_.copy_row(0, Space::stored(corpus, 0), 0);
+    model_.evaluate(batch_.view(1), out_);
     if (Eigen::Ref<const RowMatrix>(out_.coverage).cols() != corpus.coverage_dim())
       detail::fail("Fuzzer::resume(): the model's coverage vectors have ",
                    Eigen::Ref<const RowMatrix>(out_.coverage).cols(), " elements, the corpus' have ",
@@ -394,34 +201,19 @@ class Fuzzer {
     return result;
   }
 
-  /// Re-evaluates one input and tells whether the objective still fires (a finding's re-check).
-  /// The input is evaluated in a batch of batch_size copies, the shape it was found in: a
-  /// blocked matrix product may sum in another order for another batch size, and a finding on a
-  /// rounding edge should be judged in the arithmetic that produced it.
-  bool replay(const InputValue& input) {
-    static_assert(kStructured, "nnfuzz: replay(InputValue) is for models with an InputLayout; pass a row");
-    if constexpr (kStructured) {
-      const InputLayout layout = model_.input_layout();
-      check_input("Fuzzer::replay()", "the input", layout, input);
-      InputBatch copies;
-      copies.reserve(layout, options_.batch_size);
-      for (Index r = 0; r < options_.batch_size; ++r) copies.set_row(r, input);
-      model_.evaluate(static_cast<const InputBatch&>(copies), out_);
-      Mask hit;
-      detail::run_objective(objective_, copies, out_, hit);
-      return hit(0);
-    }
-    return false;
-  }
-  /// Re-evaluates one dense input (see above).
-  bool replay(const Eigen::Ref<const RowVector>& input) {
-    static_assert(!kStructured, "nnfuzz: this model has an InputLayout: replay an InputValue (Finding::value)");
-    if (input.cols() != model_.input_dim())
-      detail::fail("Fuzzer::replay(): input has ", input.cols(), " elements, the model takes ", model_.input_dim());
-    const RowMatrix copies = input.replicate(options_.batch_size, 1);
-    model_.evaluate(copies, out_);
-    Mask hit(copies.rows());
-    detail::run_objective(objective_, copies, out_, hit);
+  /// Re-evaluates one input (a row; an InputValue for a model with an InputLayout) and tells
+  /// whether the objective still fires (a finding's re-check). The input is evaluated in a
+  /// batch of batch_size copies, the shape it was found in: a blocked matrix product may sum in
+  /// another order for another batch size, and a finding on a rounding edge should be judged in
+  /// the arithmetic that produced it. The objective's state is left as it was.
+  bool replay(const Input& input) {
+    typename Space::Buffer copies;
+    Space::fill_replay(model_, input, copies, options_.batch_size);
+    decltype(auto) rows = copies.view(options_.batch_size);
+    model_.evaluate(rows, replay_out_);
+    Objective objective = objective_;
+    Mask hit;
+    detail::run_objective(objective, rows, replay_out_, hit);
     return hit(0);
   }
 
@@ -451,67 +243,10 @@ class Fuzzer {
   Objective& objective() { return objective_; }
 
  private:
+  friend Context;
   using Clock = std::chrono::steady_clock;
 
-  // The seed pass and the loop of run(): `count` seeds; fill(first, n) copies seeds
-  // [first, first + n) into the batch buffer's first n rows.
-  template <typename Fill, typename... Callbacks>
-  FuzzResult run_impl(Index count, Fill fill, Callbacks&... callbacks) {
-    const Index b = options_.batch_size;
-    start_session();
-    FuzzResult result;
-    FuzzStats& st = result.stats;
-    st.seeds = count;
-    // Seeds: copied into the batch buffer (contiguous rows, whatever the caller's stride),
-    // evaluated in batches, all kept.
-    for (Index first = 0; first < count; first += b) {  // every seed joins, whatever stops
-      const Index n = std::min(b, count - first);
-      fill(first, n);
-      decltype(auto) rows = batch_rows(n);
-      model_.evaluate(rows, out_);
-      const auto cov = coverage_of(n);
-      if (first == 0) {
-        if constexpr (kStructured)
-          corpus_.reset(sbatch_.layout(), cov.cols());
-        else
-          corpus_.reset(batch_.cols(), cov.cols());
-        corpus_.reserve(count);
-        coverage_.reset(cov.cols());
-      }
-      detail::run_objective(objective_, rows, out_, hits_);
-      coverage_.observe(cov, is_new_);
-      compute_fitness(n);
-      const std::uint64_t before = st.executions;
-      for (Index r = 0; r < n; ++r) {
-        ++st.executions;
-        const Index id = add_row(r, cov.row(r).data(), -1, first + r, 0, 0);
-        note_fitness(id, r);
-      }
-      record_hits(
-          result, rows, before, [first](Index r) { return first + r; }, -1, 0);
-    }
-    if constexpr (detail::has_seeds_done<Coverage>::value) coverage_.seeds_done();
-    loop(result, 0, callbacks...);
-    return result;
-  }
-
-  // The first n rows of the batch buffer, as the model takes them.
-  decltype(auto) batch_rows(Index n) {
-    if constexpr (kStructured) {
-      sbatch_.set_rows(n);
-      return static_cast<InputBatch&>(sbatch_);
-    } else {
-      return batch_.topRows(n);
-    }
-  }
-  // Appends row r of the batch buffer to the corpus.
-  Index add_row(Index r, const float* cov, Index parent, Index root, Index depth, std::uint64_t execution) {
-    if constexpr (kStructured)
-      return corpus_.add(sbatch_, r, cov, parent, root, depth, execution);
-    else
-      return corpus_.add(batch_.row(r).data(), cov, parent, root, depth, execution);
-  }
-  // The objective's fitness of the batch's first n rows (WithFitness), into fitness_.
+  // The objective's fitness of the batch's first n rows, into fitness_.
   void compute_fitness(Index n) {
     if constexpr (kHasFitness) {
       if (fitness_.size() < n) fitness_.resize(n);  // sized to batch_size at the start: no allocation per batch
@@ -537,39 +272,6 @@ class Fuzzer {
     else
       return (void)r, false;
   }
-  // Stored input i, as the mutator takes it.
-  auto stored_input(Index i) const {
-    if constexpr (kStructured)
-      return corpus_.view(i);
-    else
-      return corpus_.input(i);
-  }
-  // Structured mutants reach the model only with lengths in [1, max_len] and ids in [0, vocab):
-  // a mutator's bug must not become an out-of-range embedding lookup in the user's model.
-  void check_mutants() const {
-    const InputLayout& layout = sbatch_.layout();
-    for (Index p = 0; p < layout.size(); ++p) {
-      const InputPart& part = layout.part(p);
-      if (part.kind != InputPart::Kind::tokens) continue;
-      for (Index r = 0; r < sbatch_.rows(); ++r) {
-        const Index len = sbatch_.length(p, r);
-        if (len < 1 || len > part.width)
-          detail::fail("Fuzzer::run(): the mutator gave row ", r, " of part '", part.name, "' length ", len,
-                       " (must be 1..", part.width, ")");
-        const TokenId* ids = sbatch_.ids(p, r);
-        for (Index i = 0; i < len; ++i)
-          if (ids[i] < 0 || ids[i] >= part.vocab)
-            detail::fail("Fuzzer::run(): the mutator wrote token ", ids[i], " at position ", i, " of row ", r,
-                         " of part '", part.name, "', outside [0, ", part.vocab, ")");
-      }
-    }
-  }
-  bool row_finite(Index r) const {
-    if constexpr (kStructured)
-      return sbatch_.row_finite(r);
-    else
-      return detail::row_all_finite(batch_, r);
-  }
 
   void start_session() {
     rng_.seed(options_.seed);
@@ -577,23 +279,13 @@ class Fuzzer {
     start_ = Clock::now();
     last_new_ = start_;
     const Index b = options_.batch_size;
-    Index d = 0;
-    if constexpr (kStructured) {
-      const InputLayout layout = model_.input_layout();
-      if (layout.size() == 0) detail::fail("Fuzzer::run(): the model's input_layout() has no parts");
-      d = layout.float_cells() + layout.token_cells();
-    } else {
-      d = model_.input_dim();
-    }
+    const Index d = Space::cells(model_);
     if (d < 1) detail::fail("Fuzzer::run(): the model's input_dim() is ", d, " (must be >= 1)");
     if (b > std::numeric_limits<Index>::max() / 4 / d)
       detail::fail("Fuzzer::run(): option 'batch_size' = ", b, " times input_dim() = ", d,
                    " overflows the batch buffer's size");
     try {
-      if constexpr (kStructured)
-        sbatch_.reserve(model_.input_layout(), b);
-      else
-        batch_.resize(b, d);
+      batch_.reserve(model_, b);
       hits_.resize(b);
       if constexpr (kHasFitness) fitness_.resize(b);
       hit_rows_.reserve(static_cast<std::size_t>(b));
@@ -604,10 +296,18 @@ class Fuzzer {
     }
   }
 
+  // Whether a run is in progress. It belongs to the run, not to the fuzzer's value: a copy
+  // (a snapshot taken inside a callback) is not running.
+  struct RunFlag {
+    bool on = false;
+    RunFlag() = default;
+    RunFlag(const RunFlag&) {}
+    RunFlag& operator=(const RunFlag&) { return *this; }
+  };
   // Marks a run in progress; run() or resume() called from one of its own callbacks is refused.
   struct RunGuard {
     bool& flag;
-    RunGuard(bool& f, const char* who) : flag(f) {
+    RunGuard(RunFlag& f, const char* who) : flag(f.on) {
       if (flag) detail::fail(who, ": called while this fuzzer is already running (from one of its own callbacks?)");
       flag = true;
     }
@@ -617,6 +317,9 @@ class Fuzzer {
   };
 
   // The fuzz loop proper, after the corpus is in place; `offset` executions were done before.
+  // One iteration: pick a parent, mutate a batch, evaluate, check the objective, observe the
+  // coverage, grow the corpus, confirm and report the hits, feed back to sampler and mutator,
+  // tell the callbacks, run the stages.
   template <typename... Callbacks>
   void loop(FuzzResult& result, std::uint64_t offset, Callbacks&... callbacks) {
     FuzzStats& st = result.stats;
@@ -630,8 +333,8 @@ class Fuzzer {
     stop = any_of_hooks([&](auto& c) { return detail::call_on_corpus(c, corpus_, st); }, callbacks...) || stop;
     for (const Finding& f : result.findings)
       stop = any_of_hooks([&](auto& c) { return detail::call_on_finding(c, f, st); }, callbacks...) || stop;
+    std::size_t staged = 0;  // findings the stages have seen
 
-    // The loop.
     while (!stop && !budget_spent(st, offset)) {
       const Index parent = sampler_.pick(corpus_, rng_);
       if (parent < 0 || parent >= corpus_.size())
@@ -643,9 +346,9 @@ class Fuzzer {
       Index n = b;
       if (options_.max_executions > 0)
         n = static_cast<Index>(std::min<std::uint64_t>(b, options_.max_executions - (st.executions - offset)));
-      decltype(auto) batch = batch_rows(n);
-      mutator_.mutate(stored_input(parent), stored_input(pe.root), batch, rng_);
-      if constexpr (kStructured) check_mutants();
+      decltype(auto) batch = batch_.view(n);
+      mutator_.mutate(Space::stored(corpus_, parent), Space::stored(corpus_, pe.root), batch, rng_);
+      batch_.check_mutants(n);
       model_.evaluate(batch, out_);
       const auto cov = coverage_of(n);
       detail::run_objective(objective_, batch, out_, hits_);
@@ -655,30 +358,17 @@ class Fuzzer {
       const std::uint64_t before = st.executions;
       for (Index r = 0; r < n; ++r) {
         ++st.executions;
-        if ((is_new_(r) || fitter(r)) && row_finite(r)) {  // a non-finite input is never stored
-          const Index id = add_row(r, cov.row(r).data(), parent, pe.root, pe.depth + 1, st.executions);
+        if ((is_new_(r) || fitter(r)) && batch_.row_finite(r)) {  // a non-finite input is never stored
+          const Index id = batch_.append(corpus_, r, cov.row(r).data(), parent, pe.root, pe.depth + 1, st.executions);
           note_fitness(id, r);
           if (added++ == 0) first_added = id;
         }
       }
-      if (!stop)
-        stop = record_hits(
-            result, batch, before, [root = pe.root](Index) { return root; }, parent, pe.depth + 1, callbacks...);
+      stop = record_hits(
+          result, batch, before, [root = pe.root](Index) { return root; }, parent, pe.depth + 1, callbacks...);
       ++st.iterations;
       update_stats(st);
-      if constexpr (detail::has_sampler_feedback<Sampler>::value || detail::has_mutator_feedback<Mutator>::value) {
-        BatchFeedback fb;
-        fb.parent = parent;
-        fb.rows = n;
-        fb.added = added;
-        fb.first_added = first_added;
-        fb.hits = static_cast<Index>(hits_.head(n).count());
-        fb.executions = st.executions;
-        if constexpr (kHasFitness) fb.fitness = fitness_.data();
-        fb.best_fitness = best_fitness_;
-        if constexpr (detail::has_sampler_feedback<Sampler>::value) sampler_.feedback(fb, corpus_);
-        if constexpr (detail::has_mutator_feedback<Mutator>::value) mutator_.feedback(fb);
-      }
+      feed_back(parent, n, added, first_added, st);
       if (added > 0) {
         last_new_ = Clock::now();
         st.last_new_coverage_execution = st.executions;
@@ -688,79 +378,81 @@ class Fuzzer {
         if (any_of_hooks([&](auto& c) { return detail::call_on_corpus(c, corpus_, st); }, callbacks...)) stop = true;
       }
       if (any_of_hooks([&](auto& c) { return detail::call_on_batch(c, st); }, callbacks...)) stop = true;
-      if (!stop && import_elements(st, callbacks...)) stop = true;
+      if (perform_stages(result, staged, callbacks...)) stop = true;  // also on the last batch: its findings
     }
+    // Findings made before the loop ran (a seed that fires and ends the run) still reach the stages.
+    if (staged < result.findings.size()) perform_stages(result, staged, callbacks...);
     update_stats(st);
     st.finished = true;
     any_of_hooks([&](auto& c) { return detail::call_on_corpus(c, corpus_, st); }, callbacks...);
     any_of_hooks([&](auto& c) { return detail::call_on_end(c, st); }, callbacks...);
   }
 
-  // The on_import() hook, after each batch: callbacks append to `imports_` (handed over empty,
-  // shaped like the corpus) elements found elsewhere — another worker's (io/sync.hpp) — with
-  // their coverage vectors. They are not evaluated again: their vectors go through
-  // coverage_.observe() like a batch's, and the new ones join the corpus as roots of their own
-  // (parent -1, root = their own id, depth 0, execution = now); FuzzStats::imported counts them
-  // and on_corpus() hears of the growth. Works alike for dense and structured inputs. A
-  // non-finite input, or a token outside the layout, throws (naming the element). Returns true
-  // when a callback stops the run. Compiled away when no callback has on_import().
-  template <typename... Callbacks>
-  bool import_elements(FuzzStats& st, Callbacks&... callbacks) {
-    if constexpr ((detail::has_on_import<Callbacks>::value || ...)) {
-      auto reshape = [&] {
-        if constexpr (kStructured)
-          imports_.reset(corpus_.layout(), corpus_.coverage_dim());
-        else
-          imports_.reset(corpus_.input_dim(), corpus_.coverage_dim());
-      };
-      if (imports_.coverage_dim() != corpus_.coverage_dim() || imports_.structured() != corpus_.structured() ||
-          imports_.input_dim() != corpus_.input_dim() || imports_.token_cells() != corpus_.token_cells())
-        reshape();
-      bool stop = any_of_hooks(
-          [&](auto& c) { return detail::call_on_import(c, static_cast<const Corpus&>(corpus_), imports_, st); },
-          callbacks...);
-      const Index m = imports_.size();
-      if (m == 0) return stop;
-      if (imports_.structured() != corpus_.structured() || imports_.input_dim() != corpus_.input_dim() ||
-          imports_.coverage_dim() != corpus_.coverage_dim() || (kStructured && imports_.layout() != corpus_.layout()))
-        detail::fail(
-            "Fuzzer::run(): on_import() handed over elements shaped unlike the corpus (add() to the corpus "
-            "given, do not reset() it)");
-      for (Index i = 0; i < m; ++i) {
-        if constexpr (kStructured)
-          check_input("Fuzzer::run()", detail::message("on_import() element ", i), corpus_.layout(),
-                      imports_.view(i).value());
-        else if (!detail::all_finite(imports_.input(i).data(), static_cast<std::size_t>(imports_.input_dim())))
-          detail::fail("Fuzzer::run(): on_import() element ", i, " has a non-finite input value");
-      }
-      const Index block = std::min<Index>(m, 1024);
-      import_cov_.resize(block, corpus_.coverage_dim());
-      Index added = 0;
-      for (Index first = 0; first < m; first += block) {
-        const Index n = std::min(block, m - first);
-        for (Index i = 0; i < n; ++i) import_cov_.row(i) = imports_.coverage(first + i);
-        coverage_.observe(import_cov_.topRows(n), import_new_);
-        for (Index i = 0; i < n; ++i) {
-          if (!import_new_(i)) continue;
-          const Index k = first + i, id = corpus_.size();
-          if constexpr (kStructured) {
-            const InputView v = imports_.view(k);
-            corpus_.add_cells(v.floats_data(), v.tokens_data(), imports_.coverage(k).data(), -1, id, 0, st.executions);
-          } else {
-            corpus_.add(imports_.input(k).data(), imports_.coverage(k).data(), -1, id, 0, st.executions);
-          }
-          ++added;
-        }
-      }
-      reshape();  // empty for the next batch
-      if (added == 0) return stop;
-      st.imported += added;
-      update_stats(st);
-      return any_of_hooks([&](auto& c) { return detail::call_on_corpus(c, corpus_, st); }, callbacks...) || stop;
+  // BatchFeedback to the sampler and the mutator (compiled away when neither listens).
+  void feed_back(Index parent, Index n, Index added, Index first_added, const FuzzStats& st) {
+    if constexpr (detail::has_sampler_feedback<Sampler>::value || detail::has_mutator_feedback<Mutator>::value) {
+      BatchFeedback fb;
+      fb.parent = parent;
+      fb.rows = n;
+      fb.added = added;
+      fb.first_added = first_added;
+      fb.hits = static_cast<Index>(hits_.head(n).count());
+      fb.executions = st.executions;
+      if constexpr (kHasFitness) fb.fitness = fitness_.data();
+      fb.best_fitness = best_fitness_;
+      if constexpr (detail::has_sampler_feedback<Sampler>::value) sampler_.feedback(fb, corpus_);
+      if constexpr (detail::has_mutator_feedback<Mutator>::value) mutator_.feedback(fb);
     } else {
-      (void)st;
+      (void)parent, (void)n, (void)added, (void)first_added, (void)st;
+    }
+  }
+
+  // Every stage's perform(), in argument order; on_corpus() hears of elements they admitted.
+  // Returns true when a stage or callback stops the run. Compiled away without stages.
+  template <typename... Callbacks>
+  bool perform_stages(FuzzResult& result, std::size_t& staged, Callbacks&... callbacks) {
+    if constexpr ((detail::has_perform<Callbacks, Context>::value || ...)) {
+      Context ctx(*this, result, staged);
+      const Index before = corpus_.size();
+      bool stop = any_of_hooks([&](auto& c) { return detail::call_perform(c, ctx); }, callbacks...);
+      staged = result.findings.size();
+      if (corpus_.size() != before) {
+        update_stats(result.stats);
+        stop = any_of_hooks([&](auto& c) { return detail::call_on_corpus(c, corpus_, result.stats); }, callbacks...) ||
+               stop;
+      }
+      return stop;
+    } else {
+      (void)result, (void)staged;
       return false;
     }
+  }
+
+  // FuzzContext::admit(): elements found elsewhere, with their coverage vectors (not evaluated
+  // again), go through coverage_.observe() like a batch's; the new ones join as roots.
+  Index admit(const Corpus& incoming, FuzzStats& st) {
+    const Index m = incoming.size();
+    if (m == 0) return 0;
+    if (!corpus_.same_shape(incoming))
+      detail::fail(
+          "FuzzContext::admit(): the elements are shaped unlike the corpus (build them in a corpus made with "
+          "reset_like(ctx.corpus()))");
+    for (Index i = 0; i < m; ++i) Space::check_element("FuzzContext::admit()", incoming, i);
+    const Index block = std::min<Index>(m, 1024);
+    import_cov_.resize(block, corpus_.coverage_dim());
+    Index added = 0;
+    for (Index first = 0; first < m; first += block) {
+      const Index n = std::min(block, m - first);
+      for (Index i = 0; i < n; ++i) import_cov_.row(i) = incoming.coverage(first + i);
+      coverage_.observe(import_cov_.topRows(n), import_new_);
+      for (Index i = 0; i < n; ++i) {
+        if (!import_new_(i)) continue;
+        corpus_.add_from(incoming, first + i, -1, corpus_.size(), 0, st.executions);
+        ++added;
+      }
+    }
+    st.imported += added;
+    return added;
   }
 
   template <typename F, typename... C>
@@ -785,20 +477,6 @@ class Fuzzer {
     return cov;
   }
 
-  void check_seeds(const Eigen::Ref<const RowMatrix>& seeds) const {
-    if (seeds.rows() == 0) detail::fail("Fuzzer::run(): no seeds (the seed matrix has 0 rows)");
-    if (seeds.cols() != model_.input_dim())
-      detail::fail("Fuzzer::run(): seeds have ", seeds.cols(), " columns, the model takes ", model_.input_dim(),
-                   " inputs per row");
-    if (!detail::all_finite(seeds)) {
-      for (Index r = 0; r < seeds.rows(); ++r)
-        for (Index c = 0; c < seeds.cols(); ++c)
-          if (!detail::is_finite(seeds(r, c)))
-            detail::fail("Fuzzer::run(): seed ", r, " element ", c, " is ", seeds(r, c), " (seeds must be finite)");
-    }
-    if constexpr (detail::has_check_seeds<Mutator>::value) mutator_.check_seeds(seeds);
-  }
-
   bool budget_spent(FuzzStats& st, std::uint64_t offset) {
     if (options_.max_executions > 0 && st.executions - offset >= options_.max_executions) return true;
     if (options_.max_iterations > 0 && st.iterations >= options_.max_iterations) return true;
@@ -807,7 +485,7 @@ class Fuzzer {
   }
 
   // Records the rows the objective hit (hits_), in row order; row r was execution
-  // `first_execution + r + 1`. With recheck_findings, the hits of a batch are first re-evaluated
+  // `first_execution + r + 1`. With recheck_findings, the hits of a batch are first confirmed
   // together in one fresh batch of the same shape (hit j in row j, the rest copies of the last
   // hit), with a copy of the objective (whose state, such as AnyOf's record of which part fired,
   // must stay that of this batch); a hit that does not fire again is dropped and counted.
@@ -823,23 +501,7 @@ class Fuzzer {
       if (hits_(r)) hit_rows_.push_back(r);
     if (hit_rows_.empty()) return false;
     const Index k = static_cast<Index>(hit_rows_.size());
-    if (options_.recheck_findings) {
-      Objective objective = objective_;
-      if constexpr (kStructured) {
-        if (recheck_sbatch_.rows() != n || recheck_sbatch_.layout() != rows.layout())
-          recheck_sbatch_.reserve(rows.layout(), n);
-        for (Index j = 0; j < n; ++j)
-          recheck_sbatch_.set_row(j, rows.value(hit_rows_[static_cast<std::size_t>(std::min(j, k - 1))]));
-        model_.evaluate(static_cast<const InputBatch&>(recheck_sbatch_), recheck_out_);
-        detail::run_objective(objective, recheck_sbatch_, recheck_out_, recheck_hits_);
-      } else {
-        recheck_batch_.resize(n, rows.cols());
-        for (Index j = 0; j < n; ++j)
-          recheck_batch_.row(j) = rows.row(hit_rows_[static_cast<std::size_t>(std::min(j, k - 1))]);
-        model_.evaluate(recheck_batch_, recheck_out_);
-        detail::run_objective(objective, recheck_batch_, recheck_out_, recheck_hits_);
-      }
-    }
+    if (options_.recheck_findings) confirm_hits(rows, n, k);
     for (Index j = 0; j < k; ++j) {
       if (options_.max_findings > 0 && st.findings >= options_.max_findings) return true;
       const Index r = hit_rows_[static_cast<std::size_t>(j)];
@@ -848,21 +510,31 @@ class Fuzzer {
         continue;
       }
       Finding f;
-      if constexpr (kStructured)
-        f.value = rows.value(r);
-      else
-        f.input = rows.row(r);
+      Space::Buffer::to_finding(f, rows, r);
       f.root = root_of(r);
       f.parent = parent;
       f.depth = depth;
       f.execution = first_execution + static_cast<std::uint64_t>(r) + 1;
       f.what = detail::describe_objective(objective_, out_, r);
+      f.fired = detail::fired_of_objective(objective_, out_, r);
       result.findings.push_back(std::move(f));
       st.findings = static_cast<Index>(result.findings.size());
       if (any_of_hooks([&](auto& c) { return detail::call_on_finding(c, result.findings.back(), st); }, callbacks...))
         return true;
     }
     return options_.max_findings > 0 && st.findings >= options_.max_findings;
+  }
+
+  // The re-check: the k hit rows of `rows` (an n-row batch) evaluated again, together, in a
+  // fresh n-row batch (hit j in row j); recheck_hits_(j) says whether hit j fires again.
+  template <typename Rows>
+  void confirm_hits(const Rows& rows, Index n, Index k) {
+    Objective objective = objective_;
+    recheck_.shape_like(batch_, n);
+    for (Index j = 0; j < n; ++j) recheck_.copy_row(j, rows, hit_rows_[static_cast<std::size_t>(std::min(j, k - 1))]);
+    decltype(auto) again = recheck_.view(n);
+    model_.evaluate(again, recheck_out_);
+    detail::run_objective(objective, again, recheck_out_, recheck_hits_);
   }
 
   void update_stats(FuzzStats& st) {
@@ -886,19 +558,17 @@ class Fuzzer {
   FuzzOptions options_;
   Rng rng_;
   Corpus corpus_;
-  Corpus imports_;        // on_import(): elements handed over, shaped like corpus_
-  RowMatrix import_cov_;  // their coverage vectors, a block at a time
+  RowMatrix import_cov_;  // admit(): coverage vectors of incoming elements, a block at a time
   Mask import_new_;
-  Output out_, recheck_out_;
-  RowMatrix batch_, recheck_batch_;
-  InputBatch sbatch_, recheck_sbatch_;  // structured inputs
+  Output out_, recheck_out_, replay_out_;
+  typename Space::Buffer batch_, recheck_;  // the batch; the re-check's batch
   Mask recheck_hits_;
   Mask hits_, is_new_;
-  Eigen::VectorXf fitness_;  // the current batch's fitness (WithFitness objectives)
+  Eigen::VectorXf fitness_;  // the current batch's fitness (objectives with fitness())
   float best_fitness_ = std::numeric_limits<float>::quiet_NaN();
   std::vector<Index> hit_rows_;  // rows of the current batch the objective hit
   Clock::time_point start_, last_new_;
-  bool running_ = false;  // run()/resume() in progress
+  RunFlag running_;  // run()/resume() in progress
 };
 
 /// Builds a Fuzzer with the default policies (see Fuzzer) and the given options.

@@ -6,7 +6,8 @@
 #include "detail/config.hpp"
 #include "detail/finite.hpp"
 #include "detail/traits.hpp"
-#include "fuzzer.hpp"
+#include "fuzz_types.hpp"
+#include "stages.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -197,33 +198,35 @@ MinimizeResult minimize(Model& model, Objective& objective, const Eigen::Ref<con
   return r;
 }
 
-/// A callback that minimises every finding as it is reported (FuzzOptions stay untouched; the
-/// fuzz run itself does not change): it keeps its own copies of the model and the objective,
-/// and the seeds the run started from (a finding's root indexes them).
+/// A stage (stages.hpp) that minimises every finding of a dense model as it is reported, with
+/// the fuzzer's own model and a copy of its objective, against the finding's root seed (the
+/// fuzz run itself does not change). With confirm_batch_size 0, the fuzzer's batch_size is used:
+/// "it still fires" then means what the fuzzer's replay means.
 ///
-///     nnfuzz::MinimizeFindings<Model, Objective> mini(model, objective, seeds, {.confirm_batch_size = 100});
+///     nnfuzz::MinimizeFindings mini;
 ///     fuzzer.run(seeds, mini);
 ///     for (const auto& m : mini.results()) ... m.input, m.before, m.after
-template <typename Model, typename Objective>
 class MinimizeFindings {
  public:
-  /// Copies of the model and objective the fuzzer uses, and the run's seeds.
-  MinimizeFindings(Model model, Objective objective, RowMatrix seeds, MinimizeOptions options = {})
-      : model_(std::move(model)), objective_(std::move(objective)), seeds_(std::move(seeds)), o_(options) {}
-  /// Minimises the finding against its root seed.
-  void on_finding(const Finding& f, const FuzzStats&) {
-    if (f.root < 0 || f.root >= seeds_.rows())
-      detail::fail("MinimizeFindings: a finding's root is seed ", f.root, ", but ", seeds_.rows(),
-                   " seeds were given (pass the seeds of this run)");
-    results_.push_back(minimize(model_, objective_, seeds_.row(f.root), f.input, o_));
+  /// Minimises with `options` (MinimizeOptions).
+  explicit MinimizeFindings(MinimizeOptions options = {}) : o_(options) {}
+  /// Minimises the findings reported since the last batch.
+  template <typename Context>
+  void perform(Context& ctx) {
+    for (const Finding& f : ctx.new_findings()) {
+      if (f.input.size() == 0)
+        detail::fail("MinimizeFindings: the finding has no dense input (minimize() takes rows; models with an "
+                     "InputLayout are not minimised by it)");
+      MinimizeOptions o = o_;
+      if (o.confirm_batch_size == 0) o.confirm_batch_size = ctx.options().batch_size;
+      auto objective = ctx.objective();  // the run's objective keeps its state
+      results_.push_back(minimize(ctx.model(), objective, ctx.corpus().input(f.root), f.input, o));
+    }
   }
   /// One result per finding, in the order found.
   const std::vector<MinimizeResult>& results() const { return results_; }
 
  private:
-  Model model_;
-  Objective objective_;
-  RowMatrix seeds_;
   MinimizeOptions o_;
   std::vector<MinimizeResult> results_;
 };

@@ -166,6 +166,26 @@ std::string describe_objective(const O& objective, const Out& out, Index row) {
   }
 }
 
+// Optional objective member: std::string fired(const Output&, Index row) const, the name of what
+// fired (a tensor, a word) for Finding::fired.
+template <typename O, typename Out, typename = void>
+struct has_fired : std::false_type {};
+template <typename O, typename Out>
+struct has_fired<
+    O, Out, void_t<decltype(std::string(std::declval<const O&>().fired(std::declval<const Out&>(), Index{0})))>>
+    : std::true_type {};
+
+/// What fired, for a hit row, as a name: the objective's fired() if it has one, else empty.
+template <typename O, typename Out>
+std::string fired_of_objective(const O& objective, const Out& out, Index row) {
+  if constexpr (has_fired<O, Out>::value) {
+    return objective.fired(out, row);
+  } else {
+    (void)objective, (void)out, (void)row;
+    return {};
+  }
+}
+
 #undef NNFUZZ_DETECT
 }  // namespace detail
 }  // namespace nnfuzz

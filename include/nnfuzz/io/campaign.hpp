@@ -32,7 +32,7 @@
 #include "../corpus.hpp"
 #include "../detail/binary_file.hpp"
 #include "../detail/config.hpp"
-#include "../fuzzer.hpp"
+#include "../fuzz_types.hpp"
 
 #include <algorithm>
 #include <chrono>

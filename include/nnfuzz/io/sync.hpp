@@ -196,7 +196,7 @@ inline std::string shape_of(const Corpus& c) {
 /// this worker found since the last sync as one queue file, checkpoints its corpus (at most every
 /// checkpoint_seconds), reads the queue files the other workers wrote since its last look — one
 /// watermark per worker, so the cost of a sync grows with the new files, never with the files
-/// already read — and hands their elements to the fuzzer (the on_import() hook), which keeps those
+/// already read — and offers their elements to the fuzzer (a stage: FuzzContext::admit()), which keeps those
 /// whose coverage vectors are new to *its* coverage. The vectors are not recomputed: every worker
 /// of a campaign must run the same model (the shapes are checked; the weights cannot be).
 /// Findings are written to SYNC/<id>/findings/ the moment they are reported (as CampaignSaver
@@ -260,7 +260,18 @@ class SyncDirectory {
     if (export_from_ < 0) export_from_ = c.size();
     if (st.finished) sync_now(c, nullptr, st, /*final=*/true);
   }
-  /// Syncs when an interval has passed: hands the other workers' new elements to the fuzzer.
+  /// The stage (stages.hpp): after each batch, syncs when an interval has passed and offers the
+  /// other workers' new elements to the fuzzer (ctx.admit()).
+  template <typename Context>
+  void perform(Context& ctx) {
+    if (!incoming_.same_shape(ctx.corpus())) incoming_.reset_like(ctx.corpus());
+    on_import(ctx.corpus(), incoming_, ctx.stats());
+    if (incoming_.size() == 0) return;
+    ctx.admit(incoming_);
+    incoming_.reset_like(ctx.corpus());  // empty for the next sync
+  }
+  /// Syncs when an interval has passed: appends the other workers' new elements to `incoming`
+  /// (shaped like `c`). perform() calls it; a test may call it directly.
   void on_import(const Corpus& c, Corpus& incoming, const FuzzStats& st) {
     const bool due = counters_.syncs == 0 ||
                      (o_.interval_executions > 0 && st.executions - last_sync_executions_ >= o_.interval_executions) ||
@@ -308,6 +319,7 @@ class SyncDirectory {
     ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
   }
+  Corpus incoming_;  // perform(): the elements of one sync, shaped like the corpus
   struct Peer {
     std::uint64_t next = 0;  // the next queue file to read
     std::filesystem::file_time_type findings_time{};

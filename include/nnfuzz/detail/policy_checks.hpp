@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+// nnfuzz: the compile-time checks of Fuzzer's five policies (internal). Each message names the
+// member that is missing and where its concept is documented; tests/compile_fail pins them.
+#pragma once
+
+#include "input_space.hpp"
+#include "traits.hpp"
+
+namespace nnfuzz {
+namespace detail {
+
+/// Instantiated by Fuzzer: `static_assert(PolicyChecks<...>::ok)`.
+template <typename Model, typename Sampler, typename Mutator, typename Coverage, typename Objective>
+struct PolicyChecks {
+  static_assert(
+      has_output_type<Model>::value,
+      "nnfuzz: Model must provide a nested type `Output` (the reusable result of evaluate(); see fuzzer.hpp)");
+  static_assert(has_input_dim<Model>::value || has_input_layout<Model>::value,
+                "nnfuzz: Model must provide `Index input_dim() const` (floats per input row) or, for token "
+                "sequences and inputs of several parts, `nnfuzz::InputLayout input_layout() const` (see input.hpp)");
+  static_assert(has_input_layout<Model>::value || has_evaluate<Model>::value,
+                "nnfuzz: Model must provide `void evaluate(const Eigen::Ref<const nnfuzz::RowMatrix>& batch, Output& "
+                "out)`");
+  static_assert(!has_input_layout<Model>::value || has_structured_evaluate<Model>::value,
+                "nnfuzz: a Model with input_layout() must provide `void evaluate(const nnfuzz::InputBatch& batch, "
+                "Output& out)`");
+  static_assert(has_coverage_member<Model>::value,
+                "nnfuzz: Model::Output must provide a member `coverage` (a RowMatrix, one coverage vector per row)");
+  static_assert(
+      has_pick<Sampler>::value,
+      "nnfuzz: Sampler must provide `Index pick(const nnfuzz::Corpus& corpus, nnfuzz::Rng& rng)` (see samplers.hpp)");
+  static_assert(mutator_fits_input_space<Mutator, input_space_t<Model>>::value,
+                "nnfuzz: the Mutator does not fit the model's input space (see the note naming both). Dense models "
+                "(input_dim()) need `void mutate(const Eigen::Ref<const RowVector>& parent, const "
+                "Eigen::Ref<const RowVector>& root, Eigen::Ref<RowMatrix> batch, nnfuzz::Rng& rng)`; models with an "
+                "InputLayout need `void mutate(const nnfuzz::InputView& parent, const nnfuzz::InputView& root, "
+                "nnfuzz::InputBatch& batch, nnfuzz::Rng& rng)` (see mutators/)");
+  static_assert(has_reset<Coverage>::value,
+                "nnfuzz: Coverage must provide `void reset(Index dim)` (forget everything; see coverage/)");
+  static_assert(has_observe<Coverage>::value,
+                "nnfuzz: Coverage must provide `void observe(const Eigen::Ref<const RowMatrix>& vectors, nnfuzz::Mask& "
+                "is_new)` (see coverage/)");
+  static_assert(has_size<Coverage>::value, "nnfuzz: Coverage must provide `Index size() const`");
+  // Checked only once the model is sound: the objective's check names Model::Output.
+  static constexpr bool model_ok = has_output_type<Model>::value;
+  template <bool Ok, typename = void>
+  struct ObjectiveCheck : std::true_type {};
+  template <typename Dummy>
+  struct ObjectiveCheck<true, Dummy> {
+    static constexpr bool value =
+        is_objective_v<Objective, typename Model::Output, typename InputSpace<Model>::ObjectiveBatch>;
+    static_assert(value,
+                  "nnfuzz: Objective must provide `void check(const Eigen::Ref<const RowMatrix>& batch, const Output& "
+                  "out, Mask& hits)`, or be callable as `bool(const Output&, Index row)` (see objectives/)");
+  };
+  static constexpr bool ok = ObjectiveCheck<model_ok>::value || true;
+};
+
+}  // namespace detail
+}  // namespace nnfuzz

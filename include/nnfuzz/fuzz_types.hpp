@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+// nnfuzz: the plain types of a fuzz run: its options, a finding, the counters and the result.
+// Callbacks, campaign files and the sync directory include this, not the loop (fuzzer.hpp).
+#pragma once
+
+#include "input.hpp"
+#include "detail/config.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace nnfuzz {
+
+/// Options of a fuzz run: plain fields with defaults (libFuzzer's FuzzingOptions style).
+/// At least one budget must be non-zero. Only executions/iterations budgets are reproducible:
+/// a wall-clock budget stops wherever the clock says.
+struct FuzzOptions {
+  Index batch_size = 100;                 ///< mutants per iteration (rows of one model call); > 0
+  std::uint64_t max_executions = 100000;  ///< stop after this many model executions (0 = no limit)
+  std::uint64_t max_iterations = 0;       ///< stop after this many iterations (0 = no limit)
+  double max_seconds = 0;                 ///< stop after this much wall time (0 = no limit)
+  Index max_findings = 1;                 ///< stop after this many findings (1 = stop at the first; 0 = collect all)
+  std::uint64_t seed = 0;                 ///< the one seed of the run's RNG: same seed => same run, bit for bit
+  /// Re-evaluate every finding before reporting it (the hits of a batch together, in one fresh
+  /// batch of the shape they were found in); one that does not fire again is counted in
+  /// FuzzStats::unconfirmed and dropped. Costs one extra batch per batch with a hit.
+  bool recheck_findings = true;
+  /// When the objective has a fitness (WithFitness): also keep a mutant whose fitness beats the
+  /// best so far although its coverage is not new (a fitness frontier joins the corpus). The
+  /// coverage policy is not told of it.
+  bool keep_fitter = true;
+};
+
+/// An input on which the objective fired.
+struct Finding {
+  RowVector input;              ///< the input itself
+  Index root = 0;               ///< index of the seed its chain started from
+  Index parent = -1;            ///< corpus id of the element it was mutated from (-1: a seed)
+  Index depth = 0;              ///< mutations from the seed (0: the seed itself)
+  std::uint64_t execution = 0;  ///< 1-based execution count at which it ran
+  std::string what;             ///< what fired, as text (Objective::describe(), or "objective")
+  /// What fired, as a name code can read: the tensor (NonFiniteObjective), the word
+  /// (BlacklistObjective), the part of a combinator… (Objective::fired(); empty when the
+  /// objective does not say). `what` is the sentence for people.
+  std::string fired;
+  InputValue value;             ///< the input, for models with structured inputs (InputLayout); `input` is empty then
+};
+
+/// Counters of a run, updated after every batch.
+struct FuzzStats {
+  std::uint64_t executions = 0;      ///< model executions (inputs evaluated), seeds included
+  std::uint64_t iterations = 0;      ///< batches of mutants evaluated
+  double seconds = 0;                ///< wall time since run() started
+  double executions_per_second = 0;  ///< executions / seconds
+  Index seeds = 0;                   ///< seeds given to run()
+  Index corpus_size = 0;             ///< elements in the corpus (seeds included)
+  Index findings = 0;                ///< findings collected
+  Index unconfirmed = 0;             ///< hits that did not fire again when re-evaluated (dropped)
+  Index coverage_size = 0;           ///< vectors the coverage policy holds (Coverage::size())
+  Index imported = 0;                ///< elements stages admitted (FuzzContext::admit()) that were new (this session)
+  float coverage_radius = 0;         ///< the coverage policy's novelty radius, if it has `threshold()` (else 0)
+  std::uint64_t last_new_coverage_execution = 0;  ///< execution count at the last new coverage
+  double seconds_since_new_coverage = 0;          ///< wall time since the last new coverage
+  bool finished = false;                          ///< true in the final on_corpus / on_end calls of a run
+  /// Best fitness seen in the run (WithFitness objectives; NaN otherwise).
+  float best_fitness = std::numeric_limits<float>::quiet_NaN();
+};
+
+/// What run() returns: the findings and the final counters.
+struct FuzzResult {
+  std::vector<Finding> findings;  ///< in the order found
+  FuzzStats stats;                ///< counters at the end of the run
+  /// True when at least one finding was made.
+  bool found() const { return !findings.empty(); }
+};
+
+}  // namespace nnfuzz
