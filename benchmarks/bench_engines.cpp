@@ -16,7 +16,7 @@
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/adapters/libtorch.hpp>
 #include <nnfuzz/adapters/opencv_dnn.hpp>
-#include <nnfuzz/io/weights.hpp>
+#include <nnfuzz/models/mlp_file.hpp>
 #include <nnfuzz/models/mlp.hpp>
 
 #include <benchmark/benchmark.h>

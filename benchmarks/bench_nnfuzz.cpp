@@ -3,13 +3,13 @@
 // coverage cost as the corpus grows, and mutation throughput. items/s = inputs (or vectors,
 // or mutants) per second. Run all: scripts/bench.sh (writes JSON).
 #include <nnfuzz/nnfuzz.hpp>
-#include <nnfuzz/models/char_rnn_target.hpp>
+#include <nnfuzz/targets/char_rnn_target.hpp>
 #include <nnfuzz/models/mlp.hpp>
 #include <nnfuzz/models/quantize.hpp>
-#include <nnfuzz/models/targets.hpp>
+#include <nnfuzz/targets/mlp_targets.hpp>
 #include <nnfuzz/parallel.hpp>
-#include <nnfuzz/text_mutators.hpp>
-#include <nnfuzz/text_objectives.hpp>
+#include <nnfuzz/mutators/structured.hpp>
+#include <nnfuzz/objectives/text.hpp>
 
 #include <fstream>
 #include <string>

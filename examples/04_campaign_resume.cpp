@@ -6,7 +6,7 @@
 // DIR: default a temporary directory, removed at the end; one that holds a campaign (say, stopped
 // by Ctrl-C) is resumed. A session stops after EXECUTIONS (50000) or FINDINGS (5; 0 = no limit).
 #include <nnfuzz/nnfuzz.hpp>
-#include <nnfuzz/io/campaign.hpp>
+#include <nnfuzz/campaign/saver.hpp>
 
 #include <algorithm>
 #include <cmath>

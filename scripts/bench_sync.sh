@@ -21,7 +21,7 @@ reps="${REPS:-3}"
 execs="${EXECUTIONS:-2000000}"
 out="${OUT:-out/bench_sync}"
 here="$(cd "$(dirname "$0")" && pwd)"
-bin="${build}/examples/mnist_nan"
+bin="${build}/experiments/mnist_nan"
 rm -rf "${out}"
 mkdir -p "${out}"
 # The TensorFuzz NaN setting with multi-scale noise (README: 10/10 runs, median ~26k executions).

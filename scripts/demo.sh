@@ -18,23 +18,23 @@ echo "=== 1. A planted bug: CGF finds it, random search does not"
 
 echo
 echo "=== 2. MNIST models (trained once, then loaded from out/models)"
-"${build}/examples/mnist_train" --data data/mnist --scale pm1 --recipes tf-nan
-"${build}/examples/mnist_train" --data data/mnist --scale 01 --recipes tf-quant
+"${build}/experiments/mnist_train" --data data/mnist --scale pm1 --recipes tf-nan
+"${build}/experiments/mnist_train" --data data/mnist --scale 01 --recipes tf-quant
 
 echo
 echo "=== 3. NaN hunt: 5 runs x 200,000 executions, CGF vs random search (TensorFuzz's settings, multi-scale noise)"
-"${build}/examples/mnist_nan" --data data/mnist --out out/demo/mnist_nan --runs 5 --sigma-range 4
+"${build}/experiments/mnist_nan" --data data/mnist --out out/demo/mnist_nan --runs 5 --sigma-range 4
 
 echo
 echo "=== 4. float32 vs float16 disagreements: 30 test images x 10,000 executions, radius 0.4"
-"${build}/examples/mnist_quantization" --data data/mnist --out out/demo/mnist_quantization --seeds 30 --eps 0.4 \
+"${build}/experiments/mnist_quantization" --data data/mnist --out out/demo/mnist_quantization --seeds 30 --eps 0.4 \
   --twins half-arithmetic
 
 echo
 echo "=== 5. A language model says what it must not: blacklisted words, CGF vs random search"
-echo "    (a small GRU trained for a minute; the README's experiment uses the full model: examples/char_rnn.cpp)"
-"${build}/examples/char_rnn" --hidden 128 --train-steps 1500 --screen-chars 2e6 fuzz --runs 2 \
-  --max-executions 10000 --out out/demo/char_rnn | sed -n '/^# char_rnn/,$p'
+echo "    (a small GRU trained for a minute; the README's experiment uses the full model: experiments/char_rnn.cpp)"
+"${build}/experiments/char_rnn" --hidden 128 --train-steps 1500 --screen-chars 2e6 fuzz --runs 2 \
+  --executions 10000 --out out/demo/char_rnn | sed -n '/^# char_rnn/,$p'
 
 echo
 echo "demo: pictures of every finding are in out/demo/mnist_nan/findings and out/demo/mnist_quantization/findings,"

@@ -5,9 +5,9 @@
 # LOGDIR/worker-i.log (LOGDIR: $NNFUZZ_LOG_DIR, default the current directory). Waits for all;
 # exits non-zero if any worker did. Ctrl-C / SIGTERM are passed on to the workers.
 #
-#   scripts/launch_local.sh 4 -- build/examples/mnist_nan --data data/mnist --executions 1e6 \
+#   scripts/launch_local.sh 4 -- build/experiments/mnist_nan --data data/mnist --executions 1e6 \
 #       --sync out/sync --worker {}
-#   build/examples/whatsup out/sync
+#   build/experiments/whatsup out/sync
 set -euo pipefail
 usage() { echo "usage: $0 N -- command [args...]   ('{}' in the args: the worker id 0..N-1)" >&2; exit 2; }
 [[ $# -ge 3 && "$1" =~ ^[1-9][0-9]*$ && "$2" == "--" ]] || usage

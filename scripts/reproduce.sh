@@ -5,7 +5,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${root}"
-b="${BUILD_DIR:-build}/examples"
+b="${BUILD_DIR:-build}/experiments"
 fashion=/usr/share/datasets/fashion-mnist
 mkdir -p out/results
 run() {
@@ -66,9 +66,9 @@ run guidance-fashion-f16-02 "${b}/guidance" --task f16 --eps 0.2 --data "${fashi
 run char-rnn-train "${b}/char_rnn" train
 run char-rnn-blacklist "${b}/char_rnn" blacklist
 for n in 50000 200000; do
-  run "char-rnn-blacklist-${n}" "${b}/char_rnn" fuzz --objective blacklist --blacklist examples/char_rnn_blacklist.txt \
-    --runs 10 --max-executions "${n}" --out "out/results/char-rnn-${n}"
+  run "char-rnn-blacklist-${n}" "${b}/char_rnn" fuzz --objective blacklist --blacklist experiments/char_rnn_blacklist.txt \
+    --runs 10 --executions "${n}" --out "out/results/char-rnn-${n}"
 done
-run char-rnn-repeat "${b}/char_rnn" fuzz --objective repeat --runs 10 --max-executions 50000 --out out/results/char-rnn-50000
-run char-rnn-blacklist-new-default "${b}/char_rnn" fuzz --objective blacklist --blacklist examples/char_rnn_blacklist.txt \
-  --runs 10 --max-executions 50000 --modes cgf --target-rate 0.9 --max-rate 0.1 --out out/results/char-rnn-new-default
+run char-rnn-repeat "${b}/char_rnn" fuzz --objective repeat --runs 10 --executions 50000 --out out/results/char-rnn-50000
+run char-rnn-blacklist-new-default "${b}/char_rnn" fuzz --objective blacklist --blacklist experiments/char_rnn_blacklist.txt \
+  --runs 10 --executions 50000 --modes cgf --target-rate 0.9 --max-rate 0.1 --out out/results/char-rnn-new-default

@@ -11,6 +11,7 @@ set -euo pipefail
 build="$1"
 work="$2"
 ex="${build}/examples"
+xp="${build}/experiments"
 rm -rf "${work}"
 mkdir -p "${work}"
 
@@ -58,11 +59,11 @@ read -r on_disk _ _ _ reported _ <<< "${line//(/}"
 # --- MNIST examples ------------------------------------------------------------------------------
 "${build}/tests/make_tiny_mnist" "${work}/data" 300 100
 
-"${ex}/mnist_train" --data "${work}/data" --models "${work}/models" --train-steps 200 \
+"${xp}/mnist_train" --data "${work}/data" --models "${work}/models" --train-steps 200 \
   --recipes tf-nan,adam > "${work}/train.txt"
 grep -Eq 'model tf-nan-200steps: test accuracy [0-9.]+%' "${work}/train.txt" || fail "mnist_train printed no accuracy"
 
-"${ex}/mnist_nan" --data "${work}/data" --models "${work}/models" --out "${work}/nan" --train-steps 200 \
+"${xp}/mnist_nan" --data "${work}/data" --models "${work}/models" --out "${work}/nan" --train-steps 200 \
   --runs 2 --executions 3000 --seeds 3 > "${work}/nan.txt"
 # Each table row: method run found executions seconds corpus spread what replayed.
 rows=$(grep -Ec '^(cgf|random) +[0-9]+ +(yes|no) +[0-9]+ +[0-9.]+ +[0-9]+ +[0-9.]+ ' "${work}/nan.txt" || true)
@@ -72,29 +73,29 @@ for f in cgf-run1 cgf-run2 random-run1 random-run2; do
   head -n1 "${work}/nan/csv/${f}.csv" | grep -q '^executions,corpus_size,findings$' || fail "csv ${f}"
 done
 
-"${ex}/guidance" --task nan --data "${work}/data" --models "${work}/models" --out "${work}/g" --train-steps 200 \
+"${xp}/guidance" --task nan --data "${work}/data" --models "${work}/models" --out "${work}/g" --train-steps 200 \
   --masters 1,2 --runs 2 --seeds 3 --executions 2000 --jobs 2 \
   --guidance random,tensorfuzz,calibrated,power,probabilistic,bandit,fitness,square,kmnc,nlc > "${work}/g-nan.txt"
 rows=$(grep -Ec '^\| [a-z-]+ \| [0-2]/2 \| [0-2]/2 \| [0-9]+% \|' "${work}/g-nan.txt" || true)
 [[ "${rows}" == 10 ]] || fail "guidance --task nan table has ${rows} rows, expected 10"
 [[ $(wc -l < "${work}/g/data-nan/runs.csv") == 41 ]] || fail "guidance runs.csv should have 40 rows + header"
-"${ex}/guidance" --task f16 --data "${work}/data" --models "${work}/models" --out "${work}/g" --train-steps 200 \
+"${xp}/guidance" --task f16 --data "${work}/data" --models "${work}/models" --out "${work}/g" --train-steps 200 \
   --masters 1 --images 3 --executions 1000 --eps 0.4 --guidance random,fitness-square > "${work}/g-f16.txt"
 rows=$(grep -Ec '^\| (random|fitness-square) \| [0-3]/3 \|' "${work}/g-f16.txt" || true)
 [[ "${rows}" == 2 ]] || fail "guidance --task f16 table has ${rows} rows, expected 2"
 
-"${ex}/mnist_quantization" --data "${work}/data" --models "${work}/models" --out "${work}/q" --train-steps 200 \
+"${xp}/mnist_quantization" --data "${work}/data" --models "${work}/models" --out "${work}/q" --train-steps 200 \
   --seeds 4 --executions 2000 --eps 0.4 --jobs 2 > "${work}/q.txt"
 rows=$(grep -Ec '^half-(arithmetic|storage) +0.4 +(cgf|random) +[0-9]+/4 ' "${work}/q.txt" || true)
 [[ "${rows}" == 4 ]] || fail "mnist_quantization table has ${rows} rows, expected 4"
 [[ $(wc -l < "${work}/q/csv/seeds.csv") == 17 ]] || fail "seeds.csv should have 16 rows + header"
 # Same flags and seed: the same table (reproducibility), whatever the number of threads.
-"${ex}/mnist_quantization" --data "${work}/data" --models "${work}/models" --out "${work}/q2" --train-steps 200 \
+"${xp}/mnist_quantization" --data "${work}/data" --models "${work}/models" --out "${work}/q2" --train-steps 200 \
   --seeds 4 --executions 2000 --eps 0.4 --jobs 1 > "${work}/q2.txt"
 diff <(grep -E '^half-' "${work}/q.txt") <(grep -E '^half-' "${work}/q2.txt") || fail "quantization table not reproducible"
 
 # Regression testing between model versions: every candidate, a quick run on the digits only.
-"${ex}/model_regression" --data "${work}/data" --fashion "" --models "${work}/models" --out "${work}/mr" \
+"${xp}/model_regression" --data "${work}/data" --fashion "" --models "${work}/models" --out "${work}/mr" \
   --train-steps 200 --quick --seeds 3 --jobs 2 > "${work}/mr.txt"
 rows=$(grep -Ec '^\| data \| (float16|int8|pruned50|pruned90|retrained) \| 0\.[12] \| (cgf|random) \| [0-9]+/[0-9]+ ' "${work}/mr/results.md" || true)
 [[ "${rows}" == 20 ]] || fail "model_regression table has ${rows} rows, expected 20"
@@ -108,7 +109,7 @@ fi
 
 # Counts: integer-valued scientific notation is accepted; non-integers and negatives are refused.
 nan_tiny=(--data "${work}/data" --models "${work}/models" --train-steps 200 --seeds 2)
-"${ex}/mnist_nan" "${nan_tiny[@]}" --out "${work}/sci" --runs 1e0 --executions 1e4 --batch 1e2 > "${work}/sci.txt" \
+"${xp}/mnist_nan" "${nan_tiny[@]}" --out "${work}/sci" --runs 1e0 --executions 1e4 --batch 1e2 > "${work}/sci.txt" \
   || fail "mnist_nan refused --executions 1e4"
 grep -q '^fuzzing: 1 runs x 10000 executions, batch 100,' "${work}/sci.txt" || fail "mnist_nan misread --executions 1e4"
 # Expects a non-zero exit and `text` in stderr: refuses DESCRIPTION TEXT COMMAND...
@@ -119,30 +120,30 @@ refuses() {
   grep -qF -- "${text}" "${work}/refused.err" || fail "${what}: stderr does not say '${text}': $(cat "${work}/refused.err")"
 }
 refuses "mnist_nan --executions 1.5e0" "--executions: '1.5e0' is not a whole number" \
-  "${ex}/mnist_nan" "${nan_tiny[@]}" --out "${work}/sci" --executions 1.5e0
-refuses "mnist_nan --train-steps -5" "--train-steps: '-5' is negative" "${ex}/mnist_nan" --train-steps -5
-refuses "mnist_quantization --train-steps -5" "--train-steps: '-5' is negative" "${ex}/mnist_quantization" --train-steps -5
-refuses "mnist_train --train-steps -5" "--train-steps: '-5' is negative" "${ex}/mnist_train" --train-steps -5
-refuses "guidance --guidance bogus" "--guidance: unknown name 'bogus'" "${ex}/guidance" --guidance random,bogus
-refuses "guidance --task bogus" "--task must be nan or f16" "${ex}/guidance" --task bogus
-refuses "model_regression --candidates bogus" "--candidates must list" "${ex}/model_regression" --candidates bogus
-refuses "model_regression --seeds 1.5" "--seeds: '1.5' is not a whole number" "${ex}/model_regression" --seeds 1.5
+  "${xp}/mnist_nan" "${nan_tiny[@]}" --out "${work}/sci" --executions 1.5e0
+refuses "mnist_nan --train-steps -5" "--train-steps: '-5' is negative" "${xp}/mnist_nan" --train-steps -5
+refuses "mnist_quantization --train-steps -5" "--train-steps: '-5' is negative" "${xp}/mnist_quantization" --train-steps -5
+refuses "mnist_train --train-steps -5" "--train-steps: '-5' is negative" "${xp}/mnist_train" --train-steps -5
+refuses "guidance --guidance bogus" "--guidance: unknown name 'bogus'" "${xp}/guidance" --guidance random,bogus
+refuses "guidance --task bogus" "--task must be nan or f16" "${xp}/guidance" --task bogus
+refuses "model_regression --candidates bogus" "--candidates must list" "${xp}/model_regression" --candidates bogus
+refuses "model_regression --seeds 1.5" "--seeds: '1.5' is not a whole number" "${xp}/model_regression" --seeds 1.5
 
 # The language-model experiment (char_rnn): a tiny GRU trained for a few steps on Debian's
 # fortunes, the blacklist rule on a small screen, both objectives, CGF and random search.
 if [[ -d /usr/share/games/fortunes ]]; then
   cr_opts=(--hidden 16 --embed 8 --train-steps 30 --screen-chars 40000)
-  cr=("${ex}/char_rnn" --models "${work}/cr-models" "${cr_opts[@]}")
+  cr=("${xp}/char_rnn" --models "${work}/cr-models" "${cr_opts[@]}")
   "${cr[@]}" train > "${work}/cr-train.txt" || fail "char_rnn train exited non-zero"
   grep -Eq '^held-out: [0-9.]+ bits/char' "${work}/cr-train.txt" || fail "char_rnn train: no held-out line"
   "${cr[@]}" blacklist > "${work}/cr-bl.txt" || fail "char_rnn blacklist exited non-zero"
   grep -q '^blacklist rule: ' "${work}/cr-bl.txt" || fail "char_rnn blacklist: no rule line"
-  "${cr[@]}" fuzz --objective repeat --times 2 --runs 2 --max-executions 2000 --out "${work}/cr" \
+  "${cr[@]}" fuzz --objective repeat --times 2 --runs 2 --executions 2000 --out "${work}/cr" \
     > "${work}/cr-fuzz.txt" || fail "char_rnn fuzz exited non-zero"
   grep -q '^## CGF: 2 runs' "${work}/cr/results-repeat.md" || fail "char_rnn: no CGF table"
   grep -q '^## random search: 2 runs' "${work}/cr/results-repeat.md" || fail "char_rnn: no random-search table"
   printf 'the\nand\n' > "${work}/cr-words.txt"
-  "${cr[@]}" fuzz --blacklist "${work}/cr-words.txt" --runs 1 --max-executions 1000 --out "${work}/cr" \
+  "${cr[@]}" fuzz --blacklist "${work}/cr-words.txt" --runs 1 --executions 1000 --out "${work}/cr" \
     > "${work}/cr-fuzz2.txt" || fail "char_rnn fuzz --blacklist exited non-zero"
   grep -q 'words found by any run' "${work}/cr/results-blacklist.md" || fail "char_rnn: no blacklist table"
   # Bad input: each a non-zero exit and a message naming the file, the option or the word.
@@ -153,15 +154,15 @@ if [[ -d /usr/share/games/fortunes ]]; then
   refuses "char_rnn: non-UTF-8 text" "is not valid UTF-8" "${cr[@]}" --text "${work}/cr-latin1" train
   printf 'caf\xc3\xa9 au lait\n' > "${work}/cr-prompts.txt"
   refuses "char_rnn: prompt outside the alphabet" "prompt 1" "${cr[@]}" fuzz --prompts "${work}/cr-prompts.txt" \
-    --objective repeat --max-executions 100
+    --objective repeat --executions 100
   printf 'na\xc3\xafve\n' > "${work}/cr-bad-words.txt"
   refuses "char_rnn: unspellable blacklist word" "cannot spell" "${cr[@]}" fuzz --blacklist "${work}/cr-bad-words.txt" \
-    --max-executions 100
+    --executions 100
   refuses "char_rnn: not a weights file" "cr-words.txt" "${cr[@]}" --model "${work}/cr-words.txt" train
   # A model trained on another alphabet (a text of 'a', 'b' and spaces), loaded for the fortunes.
   mkdir -p "${work}/cr-ab"
   for i in $(seq 1 200); do printf 'ab %d ba\n%%\n' "${i}"; done > "${work}/cr-ab/fortunes"
-  "${ex}/char_rnn" --models "${work}/cr-ab-models" "${cr_opts[@]}" --text "${work}/cr-ab" train > /dev/null ||
+  "${xp}/char_rnn" --models "${work}/cr-ab-models" "${cr_opts[@]}" --text "${work}/cr-ab" train > /dev/null ||
     fail "char_rnn: training on cr-ab failed"
   refuses "char_rnn: weights of another architecture" "trained on another alphabet" "${cr[@]}" \
     --model "$(ls "${work}"/cr-ab-models/*.bin)" train
@@ -170,11 +171,11 @@ fi
 # Failed writes: a non-zero exit and a message naming the file. An --out below a regular file (no
 # directory can be made there, even as root); a CSV, a plot script or stdout on /dev/full (a full disk).
 touch "${work}/a-file"
-nan_run=("${ex}/mnist_nan" "${nan_tiny[@]}" --runs 1 --executions 300)
+nan_run=("${xp}/mnist_nan" "${nan_tiny[@]}" --runs 1 --executions 300)
 refuses "mnist_nan --out under a file" "${work}/a-file/nan" "${nan_run[@]}" --out "${work}/a-file/nan"
-refuses "mnist_quantization --out under a file" "${work}/a-file/q" "${ex}/mnist_quantization" --data "${work}/data" \
+refuses "mnist_quantization --out under a file" "${work}/a-file/q" "${xp}/mnist_quantization" --data "${work}/data" \
   --models "${work}/models" --train-steps 200 --seeds 2 --executions 300 --out "${work}/a-file/q"
-refuses "mnist_train --models under a file" "${work}/a-file/models" "${ex}/mnist_train" --data "${work}/data" \
+refuses "mnist_train --models under a file" "${work}/a-file/models" "${xp}/mnist_train" --data "${work}/data" \
   --models "${work}/a-file/models" --train-steps 200
 if [[ -c /dev/full ]]; then
   mkdir -p "${work}/full-csv/csv" "${work}/full-gp"
@@ -185,7 +186,7 @@ if [[ -c /dev/full ]]; then
   mkdir -p "${work}/full-q/csv"
   ln -s /dev/full "${work}/full-q/csv/seeds.csv"
   refuses "mnist_quantization seeds.csv on a full disk" "cannot write '${work}/full-q/csv/seeds.csv'" \
-    "${ex}/mnist_quantization" --data "${work}/data" --models "${work}/models" --train-steps 200 --seeds 2 \
+    "${xp}/mnist_quantization" --data "${work}/data" --models "${work}/models" --train-steps 200 --seeds 2 \
     --executions 300 --out "${work}/full-q"
   if "${nan_run[@]}" --out "${work}/full-stdout" > /dev/full 2> "${work}/refused.err"; then fail "mnist_nan > /dev/full: exit status 0"; fi
   grep -q 'cannot write to the standard output' "${work}/refused.err" || fail "mnist_nan > /dev/full: $(cat "${work}/refused.err")"

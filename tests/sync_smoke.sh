@@ -9,17 +9,18 @@ set -euo pipefail
 build="$1"
 work="$2"
 ex="${build}/examples"
+xp="${build}/experiments"
 here="$(cd "$(dirname "$0")" && pwd)"
 rm -rf "${work}"
 mkdir -p "${work}"
 fail() { echo "sync_smoke.sh: FAIL: $*" >&2; exit 1; }
 
 "${build}/tests/make_tiny_mnist" "${work}/data" 300 100
-"${ex}/mnist_train" --data "${work}/data" --models "${work}/models" --train-steps 200 --recipes tf-nan > /dev/null
+"${xp}/mnist_train" --data "${work}/data" --models "${work}/models" --train-steps 200 --recipes tf-nan > /dev/null
 sync="${work}/sync"
 common=(--models "${work}/models" --train-steps 200 --seeds 3 --sync-interval 0.2)
 # DEPLOY-COMMAND (tests/check_deploy.py compares deploy/ with this line)
-NNFUZZ_LOG_DIR="${work}/logs" "${here}/../scripts/launch_local.sh" 2 -- "${ex}/mnist_nan" --data "${work}/data" --models "${work}/models" --executions 6000 --sync "${sync}" --worker {} --train-steps 200 --seeds 3 --sync-interval 0.2 \
+NNFUZZ_LOG_DIR="${work}/logs" "${here}/../scripts/launch_local.sh" 2 -- "${xp}/mnist_nan" --data "${work}/data" --models "${work}/models" --executions 6000 --sync "${sync}" --worker {} --train-steps 200 --seeds 3 --sync-interval 0.2 \
   || fail "launch_local.sh: a worker failed: $(cat "${work}"/logs/*.log)"
 for i in 0 1; do
   grep -Eq "^worker ${i}: [0-9]+ executions in [0-9.e+-]+ s; corpus [0-9]+ \(imported [0-9]+, exported [0-9]+\)" \
@@ -30,24 +31,24 @@ exported=0
 for n in $(sed -nE 's/.*exported ([0-9]+)\).*/\1/p' "${work}"/logs/worker-*.log); do exported=$((exported + n)); done
 (( exported > 0 )) || fail "the workers exported nothing"
 
-"${ex}/whatsup" "${sync}" > "${work}/whatsup.txt" || fail "whatsup exited non-zero"
+"${xp}/whatsup" "${sync}" > "${work}/whatsup.txt" || fail "whatsup exited non-zero"
 grep -Eq "^campaign ${sync}: 2 workers \(0 alive\), [0-9]+ executions" "${work}/whatsup.txt" || fail "whatsup: $(cat "${work}/whatsup.txt")"
 [[ $(grep -Ec '^[01] +done +[0-9]+' "${work}/whatsup.txt") == 2 ]] || fail "whatsup: no line per worker"
-"${ex}/whatsup" "${sync}" --csv > "${work}/plot.csv" || fail "whatsup --csv exited non-zero"
+"${xp}/whatsup" "${sync}" --csv > "${work}/plot.csv" || fail "whatsup --csv exited non-zero"
 head -n1 "${work}/plot.csv" | grep -q '^worker,unix_time,seconds,executions,' || fail "whatsup --csv header"
 [[ $(grep -Ec '^[01],' "${work}/plot.csv") -ge 2 ]] || fail "whatsup --csv: too few rows"
 
 # A late joiner takes what the two found; a restarted worker resumes from its own directory.
-"${ex}/mnist_nan" --data "${work}/data" --executions 1000 --sync "${sync}" --worker late "${common[@]}" \
+"${xp}/mnist_nan" --data "${work}/data" --executions 1000 --sync "${sync}" --worker late "${common[@]}" \
   > "${work}/late.txt" || fail "late joiner exited non-zero"
 grep -Eq '^worker late: .*\(imported [1-9][0-9]*,' "${work}/late.txt" || fail "late joiner imported nothing: $(cat "${work}/late.txt")"
 before=$(sed -nE 's/^worker 0: ([0-9]+) executions.*/\1/p' "${work}/logs/worker-0.log")
-"${ex}/mnist_nan" --data "${work}/data" --executions 1000 --sync "${sync}" --worker 0 "${common[@]}" \
+"${xp}/mnist_nan" --data "${work}/data" --executions 1000 --sync "${sync}" --worker 0 "${common[@]}" \
   > "${work}/restart.txt" || fail "restarted worker exited non-zero"
 after=$(sed -nE 's/^worker 0: ([0-9]+) executions.*/\1/p' "${work}/restart.txt")
 (( after > before )) || fail "worker 0 did not resume: ${before} then ${after} executions"
 # Refused: --sync without --worker.
-if "${ex}/mnist_nan" --data "${work}/data" --sync "${sync}" > /dev/null 2> "${work}/refused.err"; then fail "--sync without --worker accepted"; fi
+if "${xp}/mnist_nan" --data "${work}/data" --sync "${sync}" > /dev/null 2> "${work}/refused.err"; then fail "--sync without --worker accepted"; fi
 grep -q -- '--sync needs --worker' "${work}/refused.err" || fail "--sync without --worker: $(cat "${work}/refused.err")"
 
 python3 "${here}/check_deploy.py" || fail "deployment manifests"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 #include <nnfuzz/nnfuzz.hpp>
-#include <nnfuzz/io/campaign.hpp>
+#include <nnfuzz/campaign/saver.hpp>
 
 #include "support/child_process.hpp"
 #include "support/planted.hpp"

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
-#include <nnfuzz/io/text.hpp>
+#include <nnfuzz/data/text.hpp>
 #include <nnfuzz/models/char_rnn.hpp>
 #include <nnfuzz/models/train_char_rnn.hpp>
-#include <nnfuzz/io/weights.hpp>
+#include <nnfuzz/models/mlp_file.hpp>
 
 #include <cmath>
 #include <filesystem>

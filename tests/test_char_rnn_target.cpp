@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // CharRnnTarget: a character-level language model fuzzed through its prompt and sampling noise.
 #include <catch2/catch.hpp>
-#include <nnfuzz/io/campaign.hpp>
-#include <nnfuzz/models/char_rnn_target.hpp>
+#include <nnfuzz/campaign/saver.hpp>
+#include <nnfuzz/targets/char_rnn_target.hpp>
 #include <nnfuzz/nnfuzz.hpp>
 
 #include <filesystem>

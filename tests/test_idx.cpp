@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Tests for nnfuzz/io/idx.hpp: IDX round trips, MNIST directories, and every malformed input
+// Tests for nnfuzz/data/idx.hpp: IDX round trips, MNIST directories, and every malformed input
 // the reader must reject with a message naming the function, the file and the bad value.
-#include "nnfuzz/io/idx.hpp"
+#include "nnfuzz/data/idx.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -2,7 +2,7 @@
 // Structured inputs (input.hpp, text_mutators.hpp) and the fuzzer, corpus, campaign files and
 // run_parallel on a user's token model.
 #include <catch2/catch.hpp>
-#include <nnfuzz/io/campaign.hpp>
+#include <nnfuzz/campaign/saver.hpp>
 #include <nnfuzz/nnfuzz.hpp>
 
 #include "support/planted.hpp"

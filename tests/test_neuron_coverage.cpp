@@ -8,7 +8,7 @@
 #include <nnfuzz/coverage/nlc.hpp>
 #include <nnfuzz/coverage/no_coverage.hpp>
 #include <nnfuzz/fuzzer.hpp>
-#include <nnfuzz/models/targets.hpp>
+#include <nnfuzz/targets/mlp_targets.hpp>
 
 #include "support/alloc_tracker.hpp"
 

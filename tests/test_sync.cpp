@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 #include <nnfuzz/nnfuzz.hpp>
-#include <nnfuzz/io/sync.hpp>
+#include <nnfuzz/campaign/sync.hpp>
 
 #include "support/child_process.hpp"
 #include "support/planted.hpp"

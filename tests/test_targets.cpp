@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 #include <nnfuzz/nnfuzz.hpp>
-#include <nnfuzz/models/targets.hpp>
+#include <nnfuzz/targets/mlp_targets.hpp>
 
 using namespace nnfuzz;
 

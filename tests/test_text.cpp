@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
-#include <nnfuzz/io/text.hpp>
+#include <nnfuzz/data/text.hpp>
 
 #include <filesystem>
 #include <fstream>

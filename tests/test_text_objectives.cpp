@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
-#include <nnfuzz/text_objectives.hpp>
+#include <nnfuzz/objectives/text.hpp>
 
 #include <regex>
 

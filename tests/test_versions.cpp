@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/minimize.hpp>
-#include <nnfuzz/models/versions.hpp>
+#include <nnfuzz/targets/version_pair.hpp>
 
 #include "support/alloc_tracker.hpp"
 

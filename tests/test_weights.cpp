@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <catch2/catch.hpp>
 #include <nnfuzz/nnfuzz.hpp>
-#include <nnfuzz/io/weights.hpp>
+#include <nnfuzz/models/mlp_file.hpp>
 
 #include <filesystem>
 #include <fstream>

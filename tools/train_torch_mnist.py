@@ -194,7 +194,7 @@ def export(module, example, base, output_names, dict_output=False):
 
 
 def save_nnfuzz_weights(path, mlp):
-    """nnfuzz's weights format (include/nnfuzz/io/weights.hpp): weights as inputs x outputs."""
+    """nnfuzz's weights format (include/nnfuzz/models/mlp_file.hpp): weights as inputs x outputs."""
     sizes = [mlp.layers[0].in_features] + [layer.out_features for layer in mlp.layers]
     out = bytearray(b"NNFZMLP1")
     out += struct.pack("<III", 1, 1, len(mlp.layers))
@@ -356,7 +356,7 @@ def main():
     ap.add_argument("--nan-steps", type=int, default=35000, help="NaN model (tf-nan recipe) steps (batch 100)")
     ap.add_argument("--import-nnfuzz", metavar="DIR",
                     help="take the MLP and NaN models' weights from nnfuzz's own cache (DIR/<data>-adam-01.bin, "
-                         "DIR/<data>-tf-nan-pm1.bin, written by examples/mnist_train: the same recipes, trained in "
+                         "DIR/<data>-tf-nan-pm1.bin, written by experiments/mnist_train: the same recipes, trained in "
                          "C++ in seconds) instead of training them in PyTorch; the CNN is always trained here")
     ap.add_argument("--test-models", metavar="DIR", help="write the adapters' small test models to DIR and stop")
     args = ap.parse_args()

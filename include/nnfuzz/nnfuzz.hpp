@@ -24,6 +24,6 @@
 #include "parallel.hpp"
 #include "rng.hpp"
 #include "samplers.hpp"
-#include "text_mutators.hpp"
-#include "text_objectives.hpp"
+#include "mutators/structured.hpp"
+#include "objectives/text.hpp"
 #include "version.hpp"

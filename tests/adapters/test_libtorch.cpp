@@ -3,7 +3,7 @@
 // tools/train_torch_mnist.py --test-models writes (ctest fixture adapters.models).
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/adapters/libtorch.hpp>
-#include <nnfuzz/io/weights.hpp>
+#include <nnfuzz/models/mlp_file.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // EXPECT: VersionPair cannot read the OLD model's logits
-#include <nnfuzz/models/versions.hpp>
+#include <nnfuzz/targets/version_pair.hpp>
 struct NoLogits {
   struct Output {
     nnfuzz::RowMatrix probabilities;  // not `logits`, and no extractor given

@@ -104,7 +104,7 @@ case "${mode}" in
     # the models.
     deps="$("${CXX:-c++}" -std=c++17 ${cflags} -M "${here}/app/main.cpp")"
     [[ "${deps}" != *zlib.h* ]] || fail "the core (app/main.cpp: nnfuzz.hpp + io/campaign.hpp) includes zlib.h"
-    [[ "${deps}" != *nnfuzz/models/* && "${deps}" != *nnfuzz/io/idx.hpp* ]] || fail "the core includes the models"
+    [[ "${deps}" != *nnfuzz/models/* && "${deps}" != *nnfuzz/data/idx.hpp* ]] || fail "the core includes the models"
     mcflags="$(pkg-config --cflags nnfuzz-models)" || fail "pkg-config --cflags nnfuzz-models failed"
     mlibs="$(pkg-config --libs nnfuzz-models)" || fail "pkg-config --libs nnfuzz-models failed"
     [[ " ${mlibs} " == *" -lz "* ]] || fail "pkg-config --libs nnfuzz-models lacks -lz: '${mlibs}'"

@@ -6,7 +6,7 @@
 //
 // Like fuzz_weights, each input is loaded twice: as it is, and with the file's last 4 bytes
 // replaced by the CRC-32 of the rest, so that mutations get past the checksum to the parser.
-#include <nnfuzz/io/campaign.hpp>
+#include <nnfuzz/campaign/saver.hpp>
 
 #include <zlib.h>
 

@@ -4,7 +4,7 @@
 // leak, a timeout or an allocation over -rss_limit_mb is a bug. So is an accepted array that
 // breaks IdxArray's invariant, or an accepted raw (not gzip) file that is not exactly the
 // header and data of the array read from it.
-#include <nnfuzz/io/idx.hpp>
+#include <nnfuzz/data/idx.hpp>
 
 #include <cstdint>
 #include <cstdlib>

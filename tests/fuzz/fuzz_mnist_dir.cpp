@@ -2,7 +2,7 @@
 // libFuzzer harness: nnfuzz::load_mnist_dir on a directory holding a train-images and a
 // train-labels file cut from the input (layout: nnfuzz_fuzz::mnist_header in fuzz_support.hpp).
 // A rejection must be std::invalid_argument; anything else is a bug.
-#include <nnfuzz/io/idx.hpp>
+#include <nnfuzz/data/idx.hpp>
 
 #include <algorithm>
 #include <cstdint>

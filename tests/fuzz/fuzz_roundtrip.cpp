@@ -6,7 +6,7 @@
 // subnormals) or a finding (width, description, raw input bits). save_corpus()/save_finding()
 // either refuse it with std::invalid_argument, writing nothing, or write a file that
 // load_corpus()/load_finding() accept and that reads back bit for bit. Anything else aborts.
-#include <nnfuzz/io/campaign.hpp>
+#include <nnfuzz/campaign/saver.hpp>
 
 #include <cstdint>
 #include <cstdlib>

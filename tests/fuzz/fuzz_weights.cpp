@@ -6,7 +6,7 @@
 // the rest. A random mutation almost never keeps the CRC right, so without the second load
 // everything after the CRC check (the parameters, the non-finite check, the network, the
 // forward pass) would only ever see the seeds.
-#include <nnfuzz/io/weights.hpp>
+#include <nnfuzz/models/mlp_file.hpp>
 #include <nnfuzz/models/mlp.hpp>
 
 #include <zlib.h>

@@ -8,9 +8,9 @@
 // The files are produced with the library's own writers, so the corpus follows the formats.
 //
 // Usage: make_seed_corpus <out>   (the four subdirectories are emptied first)
-#include <nnfuzz/io/campaign.hpp>
-#include <nnfuzz/io/idx.hpp>
-#include <nnfuzz/io/weights.hpp>
+#include <nnfuzz/campaign/saver.hpp>
+#include <nnfuzz/data/idx.hpp>
+#include <nnfuzz/models/mlp_file.hpp>
 #include <nnfuzz/models/mlp.hpp>
 
 #include <algorithm>

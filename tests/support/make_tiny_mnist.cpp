@@ -2,7 +2,7 @@
 // Writes a tiny synthetic MNIST-format directory (IDX files) for the examples' smoke tests:
 // 10 classes of 28x28 "digits", each a bright bar at a class-dependent place plus noise.
 //   make_tiny_mnist DIR [train=300] [test=100]
-#include <nnfuzz/io/idx.hpp>
+#include <nnfuzz/data/idx.hpp>
 #include <nnfuzz/rng.hpp>
 
 #include <cstdlib>

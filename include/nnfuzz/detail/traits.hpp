@@ -166,6 +166,14 @@ std::string describe_objective(const O& objective, const Out& out, Index row) {
   }
 }
 
+// The Output has RowMatrix-like members `reference` and `candidate`.
+template <typename Out, typename = void>
+struct has_reference_candidate : std::false_type {};
+template <typename Out>
+struct has_reference_candidate<Out, void_t<decltype(Eigen::Ref<const RowMatrix>(std::declval<const Out&>().reference)),
+                                           decltype(Eigen::Ref<const RowMatrix>(std::declval<const Out&>().candidate))>>
+    : std::true_type {};
+
 // Optional objective member: std::string fired(const Output&, Index row) const, the name of what
 // fired (a tensor, a word) for Finding::fired.
 template <typename O, typename Out, typename = void>

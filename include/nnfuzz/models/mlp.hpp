@@ -3,7 +3,7 @@
 #pragma once
 
 #include "../detail/config.hpp"
-#include "../detail/half_kernel.hpp"
+#include "../detail/kernels/half.hpp"
 #include "../rng.hpp"
 
 #include <cmath>

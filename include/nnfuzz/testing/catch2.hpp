@@ -13,7 +13,7 @@
 // minimised files and how to replay them (see nnfuzz::fuzz_test in testing.hpp).
 #pragma once
 
-#include "../testing.hpp"
+#include "fuzz_test.hpp"
 
 /// Runs nnfuzz::fuzz_test(fuzzer, seeds[, options]) and REQUIREs that it found nothing.
 #define NNFUZZ_REQUIRE_NO_FINDING(...)                                              \

@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../testing.hpp"
+#include "fuzz_test.hpp"
 
 namespace nnfuzz {
 

@@ -6,8 +6,8 @@
 // (Fuzzer<Model>), the campaign saved to a directory and loaded back. Exits 0 only when the
 // fuzzer finds the bug, the finding is on disk and replays.
 #include <nnfuzz/nnfuzz.hpp>  // first, before Eigen (F16C for Eigen::half under GCC)
-#include <nnfuzz/io/campaign.hpp>
-#include <nnfuzz/io/sync.hpp>
+#include <nnfuzz/campaign/saver.hpp>
+#include <nnfuzz/campaign/sync.hpp>
 
 #include <algorithm>
 #include <cmath>

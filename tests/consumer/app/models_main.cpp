@@ -2,8 +2,8 @@
 // nnfuzz consumer test of nnfuzz::models (Mlp, TensorFuzz's targets, weights files; needs zlib):
 // a small float network saved and loaded back, its NaN target fuzzed for a few batches.
 #include <nnfuzz/nnfuzz.hpp>
-#include <nnfuzz/io/weights.hpp>
-#include <nnfuzz/models/targets.hpp>
+#include <nnfuzz/models/mlp_file.hpp>
+#include <nnfuzz/targets/mlp_targets.hpp>
 
 #include <cstdio>
 #include <filesystem>

@@ -1,0 +1,602 @@
+// SPDX-License-Identifier: MIT
+// TensorFuzz's third experiment: make a character-level language model (a GRU trained on
+// Debian's fortunes) say what it must not — a blacklisted word, or one word many times in a row.
+//
+//   char_rnn train                       train the model (or load it from the cache), print samples
+//   char_rnn blacklist                   apply the blacklist rule (below) and print the list
+//   char_rnn fuzz --objective blacklist  10 runs of CGF and 10 of random search, and a table
+//   char_rnn fuzz --objective repeat     the same for a word repeated --times times in a row
+//   char_rnn fuzz --sync DIR --worker ID one CGF worker of a campaign shared through DIR
+//                                        (docs/scaling.md), resumed from DIR/ID when it has one
+//
+// The fuzzed input is a prompt (the first --prompt-chars characters of a held-out fortune, then
+// edited) plus the sampling noise (one uniform per generated character, so a finding replays bit
+// for bit); the model samples at --temperature 0.5. The blacklist rule, fixed before any fuzzing
+// (see default_blacklist()):
+//   1. candidates: words (letters only, lower-cased) of at least 5 letters that occur at least
+//      20 times in the training text — words the model has seen often enough to spell;
+//   2. generate --n-chars characters at --temperature from every held-out prompt, with as many
+//      noise draws each (from a fixed seed, 2018) as make --screen-chars (16 M) characters in
+//      all — 4 times the text of one fuzz run of 50,000 executions x 80 characters, 6.6 times the
+//      training text (749 prompts x 268 draws x 80 characters);
+//   3. drop every candidate any of those continuations emits;
+//   4. the blacklist is the 10 most frequent remaining candidates in the training text (ties:
+//      alphabetical order).
+// Why temperature 0.5: at 1.0 the model emits all but 3 of the qualifying words within
+// the 16 M characters — any word it can spell, plain sampling says sooner or later, and there is
+// nothing to search for. At 0.5 generation concentrates on likely text and 13 candidates remain.
+// experiments/char_rnn_blacklist.txt holds the list the rule gives for the default model
+// (`char_rnn blacklist` recomputes it, in about 2 minutes).
+#include <nnfuzz/nnfuzz.hpp>
+#include <nnfuzz/data/text.hpp>
+#include <nnfuzz/models/char_rnn.hpp>
+#include <nnfuzz/targets/char_rnn_target.hpp>
+#include <nnfuzz/models/train_char_rnn.hpp>
+#include <nnfuzz/mutators/structured.hpp>
+#include <nnfuzz/objectives/text.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "cli_common.hpp"
+#include "common/flags.hpp"
+#include "sync_common.hpp"
+
+namespace fs = std::filesystem;
+using nnfuzz::Index;
+
+namespace {
+
+/// The text, split, and its alphabet.
+struct TextData {
+  std::vector<std::string> train, held_out;
+  nnfuzz::Alphabet alphabet;
+  std::vector<int> train_ids, held_out_ids;
+};
+
+TextData load_text(const std::string& dir) {
+  const std::vector<std::string> texts = nnfuzz::to_printable_ascii(nnfuzz::read_fortunes(dir));
+  nnfuzz::TextSplit split = nnfuzz::split_held_out(texts, 0.05, 0);
+  if (split.train.empty() || split.held_out.empty())
+    throw std::runtime_error("--text '" + dir + "': " + std::to_string(texts.size()) +
+                             " fortunes give an empty training or held-out set (5% are held out): give more text");
+  TextData d;
+  d.alphabet = nnfuzz::Alphabet::of_texts(texts);
+  d.train_ids = d.alphabet.encode_texts(split.train);
+  d.held_out_ids = d.alphabet.encode_texts(split.held_out);
+  d.train = std::move(split.train);
+  d.held_out = std::move(split.held_out);
+  return d;
+}
+
+/// The training recipe (its values name the cached weights file).
+struct Recipe {
+  Index hidden = 384, embed = 32, steps = 10000, batch = 64, bptt = 100;
+  float learning_rate = 3e-3f, final_learning_rate = 3e-4f, dropout = 0.2f;
+  int threads = 2;
+  std::uint64_t seed = 1;
+  std::string file_name() const {
+    std::ostringstream s;
+    s << "fortunes-gru-h" << hidden << "-e" << embed << "-s" << steps << "-d" << std::lround(dropout * 100) << "-r"
+      << seed << ".bin";
+    return s.str();
+  }
+};
+
+nnfuzz::CharRnn train_or_load(const Recipe& r, const TextData& d, const std::string& models_dir,
+                              const std::string& model_path) {
+  const std::string path = model_path.empty() ? (fs::path(models_dir) / r.file_name()).string() : model_path;
+  if (fs::exists(path)) {
+    std::string symbols;
+    nnfuzz::CharRnn net = nnfuzz::load_char_rnn(path, &symbols);
+    if (net.vocab_size() != d.alphabet.size() || (!symbols.empty() && symbols != d.alphabet.symbols()))
+      throw std::runtime_error("'" + path + "': a model of " + std::to_string(net.vocab_size()) +
+                               " ids trained on another alphabet than this text's (" +
+                               std::to_string(d.alphabet.size()) + " ids): delete it or pass --model");
+    std::cout << "model: " << path << " (cached; H=" << net.hidden_size() << ")\n";
+    return net;
+  }
+  if (!model_path.empty()) throw std::runtime_error("--model '" + model_path + "': no such file");
+  nnfuzz::CharRnn net({d.alphabet.size(), r.embed, r.hidden});
+  net.init(r.seed);
+  nnfuzz::CharRnnTrainOptions o;
+  o.batch_size = r.batch;
+  o.bptt = r.bptt;
+  o.steps = r.steps;
+  o.learning_rate = r.learning_rate;
+  o.final_learning_rate = r.final_learning_rate;
+  o.dropout = r.dropout;
+  o.threads = r.threads;
+  o.seed = r.seed;
+  o.eval_every = std::max<Index>(r.steps / 10, 1);
+  o.progress = &std::cout;
+  o.label = "char-rnn h" + std::to_string(r.hidden);
+  std::cout << "training " << path << ": " << net.parameter_count() << " parameters, " << d.train_ids.size()
+            << " training / " << d.held_out_ids.size() << " held-out characters\n";
+  const nnfuzz::CharRnnTrainReport rep = nnfuzz::train_char_rnn(net, d.train_ids, d.held_out_ids, o);
+  std::cout << "trained in " << std::fixed << std::setprecision(0) << rep.seconds << " s: train "
+            << std::setprecision(3) << rep.train_bits_per_char << " bits/char, held-out " << rep.held_out_bits_per_char
+            << " bits/char\n";
+  fs::create_directories(fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path());
+  nnfuzz::save_char_rnn(path, net, d.alphabet.symbols());
+  return net;
+}
+
+/// The experiment's generation settings.
+struct GenSettings {
+  Index prompt_chars = 20, n_chars = 80;
+  Index screen_chars = 16000000;  // the blacklist rule's sampled characters
+  float temperature = 0.5f;
+  Index max_prompt() const { return prompt_chars + 13; }  // boundary + prompt + room for edits
+};
+
+/// The first prompt_chars characters of each text (whole texts when shorter), at most `count`.
+std::vector<std::string> prompts_of(const std::vector<std::string>& texts, Index prompt_chars, Index count) {
+  std::vector<std::string> out;
+  for (const auto& t : texts) {
+    if (static_cast<Index>(out.size()) >= count) break;
+    if (t.empty()) continue;
+    out.push_back(t.substr(0, static_cast<std::size_t>(prompt_chars)));
+  }
+  return out;
+}
+
+/// Reads a file of one item a line (empty lines skipped). Throws naming the file.
+std::vector<std::string> read_lines(const std::string& path, const char* option) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(std::string(option) + " '" + path + "': cannot open it");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty()) lines.push_back(line);
+  }
+  if (lines.empty()) throw std::runtime_error(std::string(option) + " '" + path + "': the file holds no line");
+  if (!nnfuzz::is_valid_utf8(std::accumulate(lines.begin(), lines.end(), std::string())))
+    throw std::runtime_error(std::string(option) + " '" + path + "': not UTF-8 text");
+  return lines;
+}
+
+bool all_letters(const std::string& w) {
+  return std::all_of(w.begin(), w.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; });
+}
+
+/// Word counts of texts (BlacklistObjective's words: letters, digits, apostrophes, lower-cased).
+std::map<std::string, Index> word_counts(const std::vector<std::string>& texts) {
+  std::map<std::string, Index> counts;
+  std::vector<std::string> words;
+  for (const auto& t : texts) {
+    nnfuzz::detail::split_words(t, words);
+    for (const auto& w : words) ++counts[w];
+  }
+  return counts;
+}
+
+/// Applies the blacklist rule of the header comment. Deterministic.
+std::vector<std::string> default_blacklist(nnfuzz::CharRnnTarget& target, const TextData& d, const GenSettings& g,
+                                           Index screen_chars, std::ostream& log) {
+  const std::map<std::string, Index> counts = word_counts(d.train);
+  std::map<std::string, Index> candidates;
+  for (const auto& [w, n] : counts)
+    if (n >= 20 && w.size() >= 5 && all_letters(w)) candidates.emplace(w, n);
+  const std::size_t qualifying = candidates.size();
+  const std::vector<std::string> prompts = prompts_of(d.held_out, g.prompt_chars, 1000000);
+  nnfuzz::Rng rng(2018);
+  const nnfuzz::InputLayout layout = target.input_layout();
+  nnfuzz::InputBatch batch;
+  nnfuzz::CharRnnTarget::Output out;
+  const Index per_prompt = static_cast<Index>(prompts.size()) * g.n_chars;
+  const Index kDraws = g.temperature > 0 ? (screen_chars + per_prompt - 1) / per_prompt : 1;
+  batch.reserve(layout, kDraws);
+  Index emitted_chars = 0;
+  std::vector<std::string> words;
+  for (const auto& p : prompts) {
+    nnfuzz::InputValue v = target.prompt(p);
+    for (Index k = 0; k < kDraws; ++k) {
+      if (g.temperature > 0) rng.fill_uniform(v.floats[1].data(), v.floats[1].size(), 0.0f, 1.0f);
+      batch.set_row(k, v);
+    }
+    target.evaluate(batch, out);
+    for (const auto& t : out.texts) {
+      emitted_chars += static_cast<Index>(t.size());
+      nnfuzz::detail::split_words(t, words);
+      for (const auto& w : words) candidates.erase(w);
+    }
+  }
+  std::vector<std::pair<std::string, Index>> left(candidates.begin(), candidates.end());
+  std::stable_sort(left.begin(), left.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  log << "blacklist rule: " << counts.size() << " distinct training words, " << qualifying
+      << " of >= 5 letters and >= 20 occurrences; " << left.size() << " of them never emitted in " << prompts.size()
+      << " x " << kDraws << " continuations (" << emitted_chars << " characters)\n";
+  std::vector<std::string> list;
+  for (std::size_t i = 0; i < left.size() && list.size() < 10; ++i) {
+    log << "  " << left[i].first << " (" << left[i].second << " times in training)\n";
+    list.push_back(left[i].first);
+  }
+  return list;
+}
+
+/// One finding of a run, as the table shows it.
+struct Hit {
+  std::string word;  // what fired: the blacklisted or repeated word
+  std::uint64_t execution = 0;
+  double seconds = 0;
+  std::string prompt, continuation;
+};
+
+/// Records findings; retires found blacklisted words so one run hunts for all of them.
+struct HitRecorder {
+  nnfuzz::CharRnnTarget* target;
+  nnfuzz::BlacklistObjective* blacklist;    // the fuzzer's (null for the repeated-word objective)
+  const nnfuzz::BlacklistObjective* names;  // an unretired copy, to name the word of each finding
+  const nnfuzz::RepeatedWordObjective* repeat;
+  std::vector<Hit>* hits;
+  void on_finding(const nnfuzz::Finding& f, const nnfuzz::FuzzStats& s) {
+    Hit h;
+    h.continuation = target->continuation(f.value);
+    h.prompt = target->prompt_text(f.value);
+    h.execution = f.execution;
+    h.seconds = s.seconds;
+    if (blacklist) {
+      // A batch can hold two hits of one word: the second is named by the full list.
+      h.word = names->first_match(h.continuation);
+      blacklist->retire(h.word);
+    } else {
+      h.word = repeat->repeated(h.continuation);
+    }
+    hits->push_back(std::move(h));
+  }
+};
+
+struct RunResult {
+  std::vector<Hit> hits;
+  nnfuzz::FuzzStats stats;
+};
+
+/// Everything one run needs.
+struct Experiment {
+  GenSettings gen;
+  std::vector<std::string> blacklist;
+  Index times = 3;  // repeated-word objective
+  std::vector<std::string> prompts;
+  std::uint64_t max_executions = 0;
+  double max_seconds = 0;
+  Index batch = 64, max_edits = 2, max_distance = 8;
+  float noise_fraction = 0.1f, target_rate = 0.1f;
+  double max_rate = 0;  // CalibratedCoverage's random-walk cap (0: off, the README's published runs)
+  bool blacklist_objective = true;
+  nnfuzz::SyncDirectory* sync = nullptr;  // --sync: this process is one worker of a shared campaign
+};
+
+// CGF's coverage: CalibratedCoverage at --target-rate, its random-walk cap at --max-rate (0: off).
+nnfuzz::CalibratedCoverage calibrated_coverage(const Experiment& e) {
+  nnfuzz::CalibrationOptions o;
+  o.target_rate = e.target_rate;
+  o.adapt = e.max_rate > 0;
+  if (o.adapt) o.max_rate = e.max_rate;
+  return nnfuzz::CalibratedCoverage(o);
+}
+
+/// Fuzzes from the seeds, or with --sync as one worker (resumed from its directory if it can be).
+template <class F, class Rec>
+nnfuzz::FuzzResult fuzz(F& fz, const std::vector<nnfuzz::InputValue>& seeds, Rec& rec, const Experiment& e) {
+  return e.sync ? ex::run_or_resume(fz, seeds, *e.sync, rec) : fz.run(seeds, rec);
+}
+
+template <class Coverage, class Sampler>
+RunResult run_one(const Experiment& e, nnfuzz::CharRnnTarget target, Coverage coverage, Sampler sampler,
+                  std::uint64_t seed) {
+  nnfuzz::Rng rng(nnfuzz::detail::mix_seed(seed, 0x5eed5));
+  std::vector<nnfuzz::InputValue> seeds;
+  std::vector<std::vector<nnfuzz::TokenId>> dictionary;
+  std::vector<std::string> words;
+  for (const auto& p : e.prompts) {
+    seeds.push_back(target.prompt(p));
+    if (e.gen.temperature > 0)
+      rng.fill_uniform(seeds.back().floats[1].data(), seeds.back().floats[1].size(), 0.0f, 1.0f);
+    nnfuzz::detail::split_words(p, words);  // splice words of the seed prompts (lower-cased)
+    for (const auto& w : words) {
+      bool spellable = std::all_of(w.begin(), w.end(), [&](char c) { return target.alphabet().contains(c); });
+      if (spellable) dictionary.push_back(target.alphabet().encode(" " + w));
+    }
+  }
+  nnfuzz::StructuredMutatorOptions mo;
+  mo.max_edits = e.max_edits;
+  mo.max_distance = e.max_distance;
+  mo.keep_prefix = 1;  // the boundary id that starts every prompt
+  for (int id = 1; id < target.alphabet().size(); ++id) mo.alphabet.push_back(id);
+  mo.dictionary = std::move(dictionary);
+  mo.float_fraction = e.noise_fraction;
+  mo.lo = 0;
+  mo.hi = 1;
+  nnfuzz::FuzzOptions fo;
+  fo.batch_size = e.batch;
+  fo.max_executions = e.max_executions;
+  fo.max_seconds = e.max_seconds;
+  fo.max_findings = e.blacklist_objective ? 0 : 1;
+  fo.seed = seed;
+  RunResult r;
+  nnfuzz::CharRnnTarget observer = target;  // HitRecorder's own copy (the fuzzer owns `target`)
+  if (e.blacklist_objective) {
+    auto fz = nnfuzz::make_fuzzer(std::move(target), sampler, nnfuzz::StructuredMutator(mo), std::move(coverage),
+                                  nnfuzz::BlacklistObjective(e.blacklist), fo);
+    const nnfuzz::BlacklistObjective names(e.blacklist);
+    HitRecorder rec{&observer, &fz.objective(), &names, nullptr, &r.hits};
+    const nnfuzz::FuzzResult res = fuzz(fz, seeds, rec, e);
+    r.stats = res.stats;
+  } else {
+    const nnfuzz::RepeatedWordObjective repeat(static_cast<int>(e.times));
+    auto fz =
+        nnfuzz::make_fuzzer(std::move(target), sampler, nnfuzz::StructuredMutator(mo), std::move(coverage), repeat, fo);
+    HitRecorder rec{&observer, nullptr, nullptr, &repeat, &r.hits};
+    const nnfuzz::FuzzResult res = fuzz(fz, seeds, rec, e);
+    r.stats = res.stats;
+  }
+  return r;
+}
+
+std::string one_line(std::string s, std::size_t max = 70) {
+  for (char& c : s)
+    if (c == '\n' || c == '\t') c = ' ';
+  if (s.size() > max) s = s.substr(0, max) + "...";
+  return s;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// Prints the table of one mode's runs and returns the words found by any run.
+std::set<std::string> report(const std::string& mode, const std::vector<RunResult>& runs, const Experiment& e,
+                             std::ostream& os) {
+  std::set<std::string> found;
+  std::map<std::string, int> runs_per_word;
+  std::map<std::string, const Hit*> example;
+  std::vector<double> first_exec, first_sec, words_per_run;
+  double execs = 0, secs = 0;
+  for (const auto& r : runs) {
+    std::set<std::string> mine;
+    for (const auto& h : r.hits) {
+      if (!mine.insert(h.word).second) continue;
+      ++runs_per_word[h.word];
+      if (!example.count(h.word)) example[h.word] = &h;
+      found.insert(h.word);
+    }
+    words_per_run.push_back(static_cast<double>(mine.size()));
+    if (!r.hits.empty()) {
+      first_exec.push_back(static_cast<double>(r.hits.front().execution));
+      first_sec.push_back(r.hits.front().seconds);
+    }
+    execs += static_cast<double>(r.stats.executions);
+    secs += r.stats.seconds;
+  }
+  const std::size_t target_words = e.blacklist_objective ? e.blacklist.size() : 0;
+  os << "\n## " << mode << ": " << runs.size() << " runs, " << std::fixed << std::setprecision(0) << execs
+     << " executions in " << secs << " s of compute (" << execs / std::max(secs, 1e-9) << " exec/s per run)\n";
+  if (e.blacklist_objective)
+    os << "words found by any run: " << found.size() << " of " << target_words
+       << "; median words per run: " << std::setprecision(1) << median(words_per_run) << "\n";
+  else
+    os << "runs with a word " << e.times << "+ times in a row: " << first_exec.size() << " of " << runs.size() << "\n";
+  os << "median time to a run's first finding (runs that found one): " << std::setprecision(0) << median(first_exec)
+     << " executions, " << std::setprecision(1) << median(first_sec) << " s\n";
+  if (!found.empty()) {
+    os << "| word | runs | prompt | continuation |\n|---|---|---|---|\n";
+    for (const auto& w : found) {
+      const Hit& h = *example[w];
+      os << "| " << w << " | " << runs_per_word[w] << " | `" << one_line(h.prompt, 40) << "` | `"
+         << one_line(h.continuation) << "` |\n";
+    }
+  }
+  return found;
+}
+
+template <class F>
+std::vector<RunResult> run_all(int runs, int threads, F one) {
+  std::vector<RunResult> out(static_cast<std::size_t>(runs));
+  std::atomic<int> next{0};
+  std::mutex io;
+  auto worker = [&] {
+    for (int i; (i = next.fetch_add(1)) < runs;) {
+      out[static_cast<std::size_t>(i)] = one(i);
+      std::lock_guard<std::mutex> lock(io);
+      std::cout << "  run " << i << ": " << out[static_cast<std::size_t>(i)].hits.size() << " finding(s), "
+                << out[static_cast<std::size_t>(i)].stats.executions << " executions, corpus "
+                << out[static_cast<std::size_t>(i)].stats.corpus_size << "\n"
+                << std::flush;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < std::max(1, threads); ++t) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"TensorFuzz's character-level language model experiment: blacklisted and repeated words"};
+  app.require_subcommand(1);
+  std::string text_dir = nnfuzz::default_fortunes_dir(), models_dir = "out/models", model_path,
+              out_dir = "out/char_rnn";
+  Recipe recipe;
+  GenSettings gen;
+  app.add_option("--text", text_dir, "directory of fortune files (Debian's fortunes)")->capture_default_str();
+  ex::flag::models(app, models_dir, "trained char-RNNs");
+  app.add_option("--model", model_path, "a weights file to load instead of the cached recipe");
+  app.add_option("--hidden", recipe.hidden, "GRU width")->check(CLI::Range(1, 4096))->capture_default_str();
+  app.add_option("--embed", recipe.embed, "embedding width")->check(CLI::Range(1, 4096))->capture_default_str();
+  app.add_option("--train-steps", recipe.steps, "training steps")  // the count itself, not an override
+      ->transform(ex::integer_count())
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--dropout", recipe.dropout, "dropout before the output layer")
+      ->check(CLI::Range(0.0, 0.95))
+      ->capture_default_str();
+  app.add_option("--train-seed", recipe.seed, "initialisation and batch seed")->capture_default_str();
+  int threads = 2;
+  app.add_option("--jobs", threads, "training threads, and fuzz runs at once")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  app.add_option("--prompt-chars", gen.prompt_chars, "characters of each held-out fortune used as a prompt")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_option("--n-chars", gen.n_chars, "characters generated per prompt")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  app.add_option("--screen-chars", gen.screen_chars,
+                 "blacklist rule: characters sampled from the held-out prompts (the rule's 16 M; less for a demo)")
+      ->transform(ex::integer_count())
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--temperature", gen.temperature, "sampling temperature (0: greedy, no noise input)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+
+  CLI::App* train = app.add_subcommand("train", "train the model (or load it), print held-out bits/char and samples");
+  CLI::App* blk = app.add_subcommand("blacklist", "apply the blacklist rule and print the list");
+  CLI::App* fuzz = app.add_subcommand("fuzz", "CGF vs random search on the blacklist or repeated-word objective");
+  std::string blacklist_file, prompts_file, objective = "blacklist", modes = "cgf,random";
+  Experiment e;
+  int runs = 10;
+  std::uint64_t master_seed = 1;
+  Index n_prompts = 100;
+  fuzz->add_option("--objective", objective, "blacklist or repeat")
+      ->check(CLI::IsMember({"blacklist", "repeat"}))
+      ->capture_default_str();
+  fuzz->add_option("--blacklist", blacklist_file, "file of blacklisted words, one a line (default: the rule's list)");
+  fuzz->add_option("--prompts", prompts_file, "file of seed prompts, one a line (default: held-out fortunes)");
+  fuzz->add_option("--n-prompts", n_prompts, "held-out prompts used as seeds (without --prompts)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  fuzz->add_option("--times", e.times, "repeated-word objective: times in a row")
+      ->check(CLI::Range(2, 1000))
+      ->capture_default_str();
+  ex::flag::runs(*fuzz, runs, "per mode");
+  fuzz->add_option("--modes", modes, "cgf, random or cgf,random")->capture_default_str();
+  ex::flag::seed(*fuzz, master_seed, "run i uses a seed mixed from it and i");
+  fuzz->add_option("--executions", e.max_executions, "execution budget (per run; 0: none, then --max-seconds)")
+      ->transform(ex::integer_count())
+      ->capture_default_str();
+  fuzz->add_option("--max-seconds", e.max_seconds, "seconds per run (0: none; not reproducible)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  ex::flag::batch(*fuzz, e.batch);
+  fuzz->add_option("--max-edits", e.max_edits, "character edits per mutant (1..N)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  fuzz->add_option("--max-distance", e.max_distance, "edit-distance bound to the seed prompt (0: none)")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  fuzz->add_option("--noise-fraction", e.noise_fraction, "fraction of the noise resampled per mutant")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  ex::flag::target_rate(*fuzz, e.target_rate);
+  fuzz->add_option("--max-rate", e.max_rate,
+                   "CGF: grow the radius when more than this share of a window of mutants is new (0: off)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  ex::flag::out(*fuzz, out_dir, "results-<objective>.md");
+  ex::SyncFlags sync_flags;
+  ex::add_sync_options(fuzz, sync_flags);
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    const TextData d = load_text(text_dir);
+    std::cout << "text: " << d.train.size() << " training and " << d.held_out.size() << " held-out fortunes, "
+              << d.alphabet.size() << " ids\n";
+    recipe.threads = threads;
+    nnfuzz::CharRnn net = train_or_load(recipe, d, models_dir, model_path);
+    nnfuzz::CharRnnTarget target(net, d.alphabet, gen.max_prompt(), gen.n_chars, gen.temperature);
+
+    if (*train) {
+      std::cout << "held-out: " << std::setprecision(3) << nnfuzz::char_rnn_bits_per_char(net, d.held_out_ids)
+                << " bits/char\n";
+      nnfuzz::Rng rng(7);
+      for (const auto& p : prompts_of(d.held_out, gen.prompt_chars, 3)) {
+        nnfuzz::InputValue v = target.prompt(p);
+        if (gen.temperature > 0) rng.fill_uniform(v.floats[1].data(), v.floats[1].size(), 0.0f, 1.0f);
+        std::cout << "  \"" << one_line(p) << "\" -> \"" << one_line(target.continuation(v), 200) << "\"\n";
+      }
+    }
+    if (*blk) default_blacklist(target, d, gen, gen.screen_chars, std::cout);
+    if (*fuzz) {
+      e.gen = gen;
+      e.blacklist_objective = objective == "blacklist";
+      if (e.max_executions == 0 && !(e.max_seconds > 0))
+        throw std::runtime_error("fuzz: set --max-executions or --max-seconds");
+      ex::check_sync_flags(sync_flags);
+      std::unique_ptr<nnfuzz::SyncDirectory> sync;
+      if (sync_flags.enabled()) {  // one run, CGF, this worker's seed
+        runs = 1;
+        modes = "cgf";
+        master_seed = nnfuzz::worker_seed(master_seed, sync_flags.worker);
+        sync = std::make_unique<nnfuzz::SyncDirectory>(sync_flags.dir, sync_flags.worker,
+                                                       ex::sync_options(sync_flags, master_seed));
+        e.sync = sync.get();
+      }
+      if (e.blacklist_objective) {
+        e.blacklist = blacklist_file.empty() ? default_blacklist(target, d, gen, gen.screen_chars, std::cout)
+                                             : read_lines(blacklist_file, "--blacklist");
+        if (e.blacklist.empty())
+          throw std::runtime_error(
+              "the blacklist rule left no word: the model emitted every qualifying word within "
+              "--screen-chars; give a --blacklist file or another --temperature");
+        for (const auto& w : e.blacklist) {
+          for (char c : w)
+            if (!d.alphabet.contains(c))
+              throw std::runtime_error("--blacklist: the word '" + w + "' holds '" +
+                                       nnfuzz::detail::describe_byte(static_cast<unsigned char>(c)) +
+                                       "', which the model's alphabet cannot spell");
+        }
+      }
+      e.prompts = prompts_file.empty() ? prompts_of(d.held_out, gen.prompt_chars, n_prompts)
+                                       : read_lines(prompts_file, "--prompts");
+      for (std::size_t i = 0; i < e.prompts.size(); ++i) {
+        try {
+          (void)target.prompt(e.prompts[i]);
+        } catch (const std::exception& err) {
+          throw std::runtime_error("prompt " + std::to_string(i + 1) + " ('" + one_line(e.prompts[i], 40) +
+                                   "'): " + err.what());
+        }
+      }
+      fs::create_directories(out_dir);
+      std::ostringstream table;
+      table << "# char_rnn fuzz --objective " << objective << ": " << e.prompts.size() << " seed prompts, "
+            << gen.n_chars << " chars at temperature " << gen.temperature << ", " << e.max_executions
+            << " executions per run, master seed " << master_seed << "\n";
+      std::istringstream ms(modes);
+      for (std::string mode; std::getline(ms, mode, ',');) {
+        if (mode != "cgf" && mode != "random") throw std::runtime_error("--modes: unknown mode '" + mode + "'");
+        std::cout << mode << ": " << runs << " runs\n";
+        const auto results = run_all(runs, threads, [&](int i) {
+          const std::uint64_t seed = nnfuzz::detail::mix_seed(master_seed, static_cast<std::uint64_t>(i));
+          if (mode == "cgf") return run_one(e, target, calibrated_coverage(e), nnfuzz::RecentSampler(), seed);
+          return run_one(e, target, nnfuzz::NoCoverage(), nnfuzz::UniformSampler(), seed);
+        });
+        report(mode == "cgf" ? "CGF" : "random search", results, e, table);
+      }
+      std::cout << table.str();
+      ex::write_text_file((fs::path(out_dir) / ("results-" + objective + ".md")).string(), table.str());
+    }
+    ex::check_stdout();
+  } catch (const std::exception& err) {
+    std::cerr << "char_rnn: " << err.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+// The experiment drivers' shared flags, each declared once (libFuzzer's FuzzerFlags.def): one
+// spelling, one help text, one check. A driver adds a flag with ex::flag::NAME(app, variable)
+// and may append a note saying what the flag means there ("per run", "per seed image").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "../cli_common.hpp"
+
+namespace ex {
+namespace flag {
+
+namespace detail {
+inline std::string help(const char* text, const std::string& note) {
+  return note.empty() ? std::string(text) : std::string(text) + " (" + note + ")";
+}
+}  // namespace detail
+
+/// --data DIR: a directory of MNIST-format IDX files.
+inline CLI::Option* data(CLI::App& app, std::string& v, const std::string& note = "") {
+  return app.add_option("--data", v, detail::help("MNIST-format directory (train-*/t10k-* IDX, raw or .gz)", note))
+      ->capture_default_str();
+}
+/// --models DIR: the trained-model cache.
+inline CLI::Option* models(CLI::App& app, std::string& v, const std::string& note = "") {
+  return app.add_option("--models", v, detail::help("trained-model cache directory", note))->capture_default_str();
+}
+/// --out DIR: where the driver writes its results.
+inline CLI::Option* out(CLI::App& app, std::string& v, const std::string& note = "") {
+  return app.add_option("--out", v, detail::help("output directory", note))->capture_default_str();
+}
+/// --recipe NAME: the model recipe.
+inline CLI::Option* recipe(CLI::App& app, std::string& v, const std::string& note = "") {
+  return app.add_option("--recipe", v, detail::help("model recipe: tf-nan, tf-quant (TensorFuzz's), adam", note))
+      ->capture_default_str();
+}
+/// --scale 01|pm1: the pixel scale.
+inline CLI::Option* scale(CLI::App& app, std::string& v, const std::string& note = "") {
+  return app.add_option("--scale", v, detail::help("pixel scale: 01 = [0,1], pm1 = [-1,1] (TensorFuzz)", note))
+      ->capture_default_str();
+}
+/// --runs N: independent runs per method.
+inline CLI::Option* runs(CLI::App& app, int& v, const std::string& note = "") {
+  return app.add_option("--runs", v, detail::help("runs per method", note))
+      ->transform(integer_count())
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+}
+/// --seed N: the master seed every run's seed is mixed from.
+template <typename T>
+CLI::Option* seed(CLI::App& app, T& v, const std::string& note = "") {
+  return app.add_option("--seed", v, detail::help("master RNG seed", note))
+      ->transform(integer_count())
+      ->capture_default_str();
+}
+/// --executions N: the execution budget (1e6 and 2.5e5 are accepted; out-of-range counts refused).
+template <typename T>
+CLI::Option* executions(CLI::App& app, T& v, const std::string& note = "") {
+  return app.add_option("--executions", v, detail::help("execution budget", note))
+      ->transform(integer_count())
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+/// --batch N: mutants per model call.
+template <typename T>
+CLI::Option* batch(CLI::App& app, T& v, const std::string& note = "") {
+  return app.add_option("--batch", v, detail::help("mutants per iteration (one model call)", note))
+      ->transform(integer_count())
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+}
+/// --seeds N: how many inputs seed each campaign.
+template <typename T>
+CLI::Option* seeds(CLI::App& app, T& v, const std::string& note = "") {
+  return app.add_option("--seeds", v, detail::help("seed inputs", note))
+      ->transform(integer_count())
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+}
+/// --sigma S: the Gaussian noise deviation.
+inline CLI::Option* sigma(CLI::App& app, float& v, const std::string& note = "") {
+  return app.add_option("--sigma", v, detail::help("Gaussian noise deviation, in pixel units", note))
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+/// --sigma-range R: multi-scale noise.
+inline CLI::Option* sigma_range(CLI::App& app, float& v, const std::string& note = "") {
+  return app
+      .add_option("--sigma-range", v,
+                  detail::help("multi-scale noise: per-mutant sigma log-uniform in [sigma/R, sigma*R] (1 = fixed)", note))
+      ->check(CLI::Range(1.0f, 1000.0f))
+      ->capture_default_str();
+}
+/// --radius R: the coverage novelty radius (plain L2).
+inline CLI::Option* radius(CLI::App& app, float& v, const std::string& note = "") {
+  return app
+      .add_option("--radius", v,
+                  detail::help("coverage novelty radius (plain L2; TensorFuzz's squared 0.5 = 0.707)", note))
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+/// --eps E[,E...]: L-inf radii around the seed.
+inline CLI::Option* eps(CLI::App& app, std::vector<float>& v, const std::string& note = "") {
+  return app.add_option("--eps", v, detail::help("L-inf radii around the seed, in pixel units", note))
+      ->delimiter(',')
+      ->capture_default_str();
+}
+/// --eps E: one L-inf radius around the seed.
+inline CLI::Option* eps(CLI::App& app, float& v, const std::string& note = "") {
+  return app.add_option("--eps", v, detail::help("L-inf radius around the seed, in pixel units", note))
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+/// --backend kdtree|brute: the coverage index.
+inline CLI::Option* backend(CLI::App& app, std::string& v, const std::string& note = "") {
+  return app.add_option("--backend", v, detail::help("coverage index: kdtree or brute", note))->capture_default_str();
+}
+/// --jobs N: worker threads; results never depend on it.
+inline CLI::Option* jobs(CLI::App& app, int& v, const std::string& note = "") {
+  return app.add_option("--jobs", v, detail::help("worker threads (0 = all cores); results do not depend on it", note))
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+}
+/// --train-steps N: override the recipe's training steps (smoke tests).
+template <typename T>
+CLI::Option* train_steps(CLI::App& app, T& v, const std::string& note = "") {
+  return app.add_option("--train-steps", v,
+                        detail::help("override the recipe's training steps (0 = recipe; for smoke tests)", note))
+      ->transform(integer_count())
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+/// --target-rate R: CalibratedCoverage's target acceptance rate.
+inline CLI::Option* target_rate(CLI::App& app, float& v, const std::string& note = "") {
+  return app
+      .add_option("--target-rate", v,
+                  detail::help("CalibratedCoverage: the share of the first mutants that are new", note))
+      ->check(CLI::Range(0.0f, 1.0f))
+      ->capture_default_str();
+}
+
+}  // namespace flag
+}  // namespace ex

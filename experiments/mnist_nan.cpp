@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: MIT
+// TensorFuzz's NaN experiment: fuzz an MNIST classifier with an unstabilised softmax / cross
+// entropy for inputs that make it produce NaN or Inf, with coverage-guided fuzzing (CGF) and with
+// random search (the same loop with NoCoverage), several runs each.
+//
+//   mnist_nan --data data/mnist --runs 10 --executions 200000
+//   mnist_nan --data data/mnist --executions 200000 --sync out/sync --worker 0   (one worker of a
+//             campaign shared through out/sync: see docs/scaling.md and scripts/launch_local.sh)
+// Prints a table per run and writes, under --out: PNGs of each finding (seed | found | diff),
+// a CSV of corpus size vs executions per run, and corpus_growth.png (gnuplot).
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#include "mnist_common.hpp"
+#include "common/flags.hpp"
+#include "sync_common.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+namespace {
+
+using namespace nnfuzz;
+
+struct Settings {
+  std::string data_dir = "data/mnist", out_dir = "out/mnist_nan", models_dir = "out/models";
+  std::string recipe = "tf-nan", coverage = "sum-abs-logits", backend = "kdtree", sampler = "recent";
+  ex::Scale scale;
+  int runs = 10;
+  std::uint64_t seed = 1;
+  std::uint64_t executions = 200000;
+  Index batch = 100;
+  Index seeds = 10;
+  float sigma = 0.2f;
+  float sigma_range = 1.0f;
+  float threshold = std::sqrt(0.5f);
+  bool progress = false;
+  Index train_steps = 0;
+  ex::SyncFlags sync;
+  Index max_findings = 1;  // --sync only
+};
+
+struct RunRow {
+  std::string method;
+  int run = 0;
+  bool found = false;
+  std::uint64_t executions = 0;
+  double seconds = 0;
+  Index corpus = 0;
+  std::string what;
+  bool replayed = false;
+  float max_spread = 0;  // largest logit spread (max - min) in the corpus: how close it got
+};
+
+// Records when the first finding happened (the finding itself only has its execution count).
+struct FirstFindingClock {
+  double seconds = -1;
+  void on_finding(const Finding&, const FuzzStats& st) {
+    if (seconds < 0) seconds = st.seconds;
+  }
+};
+
+template <typename Coverage, typename Sampler>
+RunRow fuzz_once(const Settings& s, const std::string& method, int run, const NanTarget& target, Coverage coverage,
+                 Sampler sampler, const RowMatrix& seeds, const ex::Data& data, const std::vector<Index>& seed_rows) {
+  FuzzOptions o;
+  o.batch_size = s.batch;
+  o.max_executions = s.executions;
+  o.max_findings = 1;
+  o.seed = s.seed * 1000 + static_cast<std::uint64_t>(run);  // same RNG stream for CGF and random
+  MutationBounds b{s.scale.lo(), s.scale.hi()};
+  auto fuzzer = make_fuzzer(target, sampler, GaussianMutator(s.sigma, b, s.sigma_range), std::move(coverage),
+                            NonFiniteObjective(), o);
+  const std::string csv = s.out_dir + "/csv/" + method + "-run" + std::to_string(run) + ".csv";
+  std::ofstream csv_out = ex::open_output(csv);
+  CsvLogger log(csv_out);
+  FirstFindingClock clock;
+  ProgressPrinter printer(std::cerr, 5.0, 1.0);
+  const FuzzResult r = s.progress ? fuzzer.run(seeds, log, clock, printer) : fuzzer.run(seeds, log, clock);
+  ex::close_output(csv_out, csv);
+  RunRow row;
+  row.method = method;
+  row.run = run;
+  row.corpus = r.stats.corpus_size;
+  row.found = r.found();
+  {
+    const Corpus& c = fuzzer.corpus();
+    for (Index i = 0; i < c.size(); ++i) {
+      const RowMatrix l = target.net().logits(c.input(i));
+      row.max_spread = std::max(row.max_spread, l.maxCoeff() - l.minCoeff());
+    }
+  }
+  row.executions = row.found ? r.findings[0].execution : r.stats.executions;
+  row.seconds = row.found ? clock.seconds : r.stats.seconds;
+  if (row.found) {
+    const Finding& f = r.findings[0];
+    row.what = f.what.substr(f.what.find('\'') + 1);
+    row.what.pop_back();
+    row.replayed = fuzzer.replay(f.input);  // re-evaluated from the saved input: same verdict?
+    // Picture: the data-set seed, the NaN input, and the difference.
+    const RowMatrix one = f.input;
+    const Index pred = argmax(target.net().logits(one).row(0));
+    std::ostringstream name;
+    name << s.out_dir << "/findings/" << method << "-run" << run << "-seed"
+         << seed_rows[static_cast<std::size_t>(f.root)] << "-label"
+         << data.train.labels(seed_rows[static_cast<std::size_t>(f.root)]) << "-pred" << pred << "-" << row.what
+         << ".png";
+    ex::write_triptych(name.str(), seeds.row(f.root), f.input, data.train.rows, data.train.cols, s.scale.lo(),
+                       s.scale.hi());
+  }
+  return row;
+}
+
+template <typename Coverage>
+RunRow fuzz_with_sampler(const Settings& s, const std::string& method, int run, const NanTarget& t, Coverage c,
+                         const RowMatrix& seeds, const ex::Data& d, const std::vector<Index>& rows) {
+  if (s.sampler == "recent") return fuzz_once(s, method, run, t, std::move(c), RecentSampler(), seeds, d, rows);
+  if (s.sampler == "uniform") return fuzz_once(s, method, run, t, std::move(c), UniformSampler(), seeds, d, rows);
+  return fuzz_once(s, method, run, t, std::move(c), ExponentialRecencySampler(), seeds, d, rows);
+}
+
+void add_options(CLI::App& app, Settings& s) {
+  ex::flag::data(app, s.data_dir);
+  ex::flag::out(app, s.out_dir, "findings/, csv/, plots");
+  ex::flag::models(app, s.models_dir);
+  ex::flag::recipe(app, s.recipe, "tf-nan or adam");
+  ex::flag::scale(app, s.scale.name);
+  ex::flag::runs(app, s.runs);
+  ex::flag::seed(app, s.seed, "run r uses seed*1000 + r");
+  ex::flag::executions(app, s.executions, "per run");
+  ex::flag::batch(app, s.batch);
+  ex::flag::seeds(app, s.seeds, "data-set images per run");
+  ex::flag::sigma(app, s.sigma);
+  ex::flag::sigma_range(app, s.sigma_range);
+  ex::flag::radius(app, s.threshold);
+  app.add_option("--coverage", s.coverage,
+                 "coverage vector: sum-abs-logits (TensorFuzz), value-profile (+ max logit, logit spread) or logits")
+      ->capture_default_str();
+  ex::flag::backend(app, s.backend);
+  app.add_option("--sampler", s.sampler, "parent sampler: recent (TensorFuzz), uniform, exp")->capture_default_str();
+  app.add_flag("--progress", s.progress, "print libFuzzer-style status lines while fuzzing");
+  ex::flag::train_steps(app, s.train_steps);
+  ex::add_sync_options(&app, s.sync);
+  app.add_option("--max-findings", s.max_findings, "--sync: stop after this many findings (0: at the budget only)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
+void validate(const Settings& s) {
+  s.scale.validate();
+  ex::check_sync_flags(s.sync);
+  if (s.coverage != "sum-abs-logits" && s.coverage != "logits" && s.coverage != "value-profile")
+    throw std::invalid_argument("--coverage must be sum-abs-logits, value-profile or logits, got '" + s.coverage + "'");
+  if (s.backend != "kdtree" && s.backend != "brute")
+    throw std::invalid_argument("--backend must be kdtree or brute, got '" + s.backend + "'");
+  if (s.sampler != "recent" && s.sampler != "uniform" && s.sampler != "exp")
+    throw std::invalid_argument("--sampler must be recent, uniform or exp, got '" + s.sampler + "'");
+}
+
+// The data set itself: how many images already give a NaN? (TensorFuzz: none.)
+Index count_nonfinite_images(const NanTarget& target, const ex::Data& data) {
+  Index data_nans = 0;
+  NanTarget::Output out;
+  Mask hits;
+  for (const auto* set : {&data.train.images, &data.test.images})
+    for (Index first = 0; first < set->rows(); first += 1000) {
+      const Index n = std::min<Index>(1000, set->rows() - first);
+      target.evaluate(set->middleRows(first, n), out);
+      NonFiniteObjective().check(set->middleRows(first, n), out, hits);
+      data_nans += hits.count();
+    }
+  return data_nans;
+}
+
+// Every run of both methods; run r's seeds are a random sample of training images, the same for both.
+std::vector<RunRow> fuzz_all(const Settings& s, const NanTarget& target, const ex::Data& data) {
+  std::vector<RunRow> rows;
+  for (int run = 1; run <= s.runs; ++run) {
+    Rng pick(s.seed * 7919 + static_cast<std::uint64_t>(run));
+    std::vector<Index> seed_rows;
+    RowMatrix seeds(s.seeds, data.train.images.cols());
+    for (Index i = 0; i < s.seeds; ++i) {
+      seed_rows.push_back(pick.uniform_index(data.train.images.rows()));
+      seeds.row(i) = data.train.images.row(seed_rows.back());
+    }
+    const float thr = s.threshold;
+    if (s.backend == "kdtree")
+      rows.push_back(fuzz_with_sampler(s, "cgf", run, target, KdTreeCoverage(thr), seeds, data, seed_rows));
+    else
+      rows.push_back(fuzz_with_sampler(s, "cgf", run, target, BruteForceCoverage(thr), seeds, data, seed_rows));
+    rows.push_back(fuzz_with_sampler(s, "random", run, target, NoCoverage(), seeds, data, seed_rows));
+  }
+  return rows;
+}
+
+void print_table(const Settings& s, const std::vector<RunRow>& rows) {
+  std::cout << "method  run  found  executions  seconds  corpus  max spread  first non-finite  replayed\n";
+  int found_cgf = 0, found_rnd = 0;
+  for (const auto& r : rows) {
+    std::cout << std::left << std::setw(8) << r.method << std::setw(5) << r.run << std::setw(7)
+              << (r.found ? "yes" : "no") << std::setw(12) << r.executions << std::setw(9) << std::fixed
+              << std::setprecision(2) << r.seconds << std::setw(8) << r.corpus << std::setw(12) << std::setprecision(1)
+              << r.max_spread << std::setw(18) << (r.found ? r.what : "-")
+              << (r.found ? (r.replayed ? "yes" : "NO") : "-") << "\n";
+    (r.method == "cgf" ? found_cgf : found_rnd) += r.found && r.replayed;
+  }
+  std::cout << "\nsummary: CGF found a NaN in " << found_cgf << "/" << s.runs << " runs, random search in " << found_rnd
+            << "/" << s.runs << " (TensorFuzz: 10/10 vs 0/10)\n";
+}
+
+// Corpus growth, CGF vs random (the paper's figure).
+void plot_corpus_growth(const Settings& s, const ex::Data& data) {
+  std::ostringstream gp;
+  gp << "set terminal pngcairo size 900,560\nset output '" << s.out_dir << "/corpus_growth.png'\n"
+     << "set datafile separator ','\nset key left top\nset xlabel 'executions'\nset ylabel 'corpus size'\n"
+     << "set title 'NaN hunt on " << data.name << " (" << s.recipe << "): corpus size, CGF vs random search'\nplot ";
+  for (int run = 1; run <= s.runs; ++run) {
+    gp << (run > 1 ? ", " : "") << "'" << s.out_dir << "/csv/cgf-run" << run
+       << ".csv' using 1:2 with lines lc rgb '#1f77b4' " << (run == 1 ? "title 'CGF'" : "notitle");
+    gp << ", '" << s.out_dir << "/csv/random-run" << run << ".csv' using 1:2 with lines lc rgb '#d62728' "
+       << (run == 1 ? "title 'random search'" : "notitle");
+  }
+  gp << "\n";
+  ex::gnuplot(s.out_dir + "/corpus_growth.gp", gp.str(), s.out_dir + "/corpus_growth.png", std::cout);
+}
+
+// --sync: one CGF worker of a shared campaign (run 1's seeds, this worker's RNG seed), resumed
+// from its own directory when it has one; prints one summary line.
+template <typename Coverage>
+void sync_worker(const Settings& s, const NanTarget& target, Coverage coverage, const ex::Data& data) {
+  Rng pick(s.seed * 7919 + 1);
+  RowMatrix seeds(s.seeds, data.train.images.cols());
+  for (Index i = 0; i < s.seeds; ++i)
+    seeds.row(i) = data.train.images.row(pick.uniform_index(data.train.images.rows()));
+  FuzzOptions o;
+  o.batch_size = s.batch;
+  o.max_executions = s.executions;
+  o.max_findings = s.max_findings;
+  o.seed = worker_seed(s.seed, s.sync.worker);
+  auto fuzzer = make_fuzzer(target, RecentSampler(),
+                            GaussianMutator(s.sigma, MutationBounds{s.scale.lo(), s.scale.hi()}, s.sigma_range),
+                            std::move(coverage), NonFiniteObjective(), o);
+  SyncDirectory sync(s.sync.dir, s.sync.worker, ex::sync_options(s.sync, o.seed));
+  ProgressPrinter printer(std::cerr, 5.0, 1.0);
+  const FuzzResult r =
+      s.progress ? ex::run_or_resume(fuzzer, seeds, sync, printer) : ex::run_or_resume(fuzzer, seeds, sync);
+  ex::print_worker_summary(std::cout, sync, r);
+  if (r.found())
+    std::cout << "worker " << s.sync.worker << ": found " << r.findings[0].what << " at execution "
+              << r.findings[0].execution << "\n";
+  ex::check_stdout();
+}
+
+void run_experiment(const Settings& s) {
+  if (!s.sync.enabled()) {
+    ex::fs::create_directories(s.out_dir + "/findings");
+    ex::fs::create_directories(s.out_dir + "/csv");
+  }
+
+  const ex::Data data = ex::load_data(s.data_dir, s.scale);
+  const Mlp<float> net = ex::train_or_load(ex::recipe(s.recipe, s.train_steps), data, s.scale, s.models_dir, std::cout);
+  const NanTarget target(net, s.coverage == "logits"          ? CoverageSignal::logits
+                              : s.coverage == "value-profile" ? CoverageSignal::value_profile
+                                                              : CoverageSignal::sum_abs_logits);
+  if (s.sync.enabled()) {
+    if (s.backend == "kdtree")
+      sync_worker(s, target, KdTreeCoverage(s.threshold), data);
+    else
+      sync_worker(s, target, BruteForceCoverage(s.threshold), data);
+    return;
+  }
+  const Index data_nans = count_nonfinite_images(target, data);
+  std::cout << "data set: " << data_nans << " of " << data.train.images.rows() + data.test.images.rows()
+            << " images give a non-finite value\n";
+  std::cout << "fuzzing: " << s.runs << " runs x " << s.executions << " executions, batch " << s.batch << ", sigma "
+            << s.sigma << ", threshold " << s.threshold << " (L2), coverage " << s.coverage << ", " << s.backend
+            << ", sampler " << s.sampler << ", " << s.seeds << " seeds, pixels " << s.scale.name << "\n\n";
+  print_table(s, fuzz_all(s, target, data));
+  plot_corpus_growth(s, data);
+  std::cout << "pictures of the findings: " << s.out_dir << "/findings/, plot: " << s.out_dir << "/corpus_growth.png\n";
+  ex::check_stdout();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Settings s;
+  CLI::App app{"nnfuzz: TensorFuzz's NaN experiment on an MNIST classifier, CGF vs random search"};
+  add_options(app, s);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    validate(s);
+    run_experiment(s);
+  } catch (const std::exception& e) {
+    std::cerr << "mnist_nan: " << e.what() << "\n";
+    return 1;
+  }
+}

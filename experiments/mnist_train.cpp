@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// Trains (or loads cached) the MNIST models of the examples and prints their test accuracy:
+// TensorFuzz's NaN recipe, its quantization recipe, and a well-trained Adam model.
+//
+//   mnist_train --data data/mnist --scale pm1 --recipes tf-nan,tf-quant,adam
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#include "mnist_common.hpp"
+#include "common/flags.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+
+int main(int argc, char** argv) {
+  CLI::App app{"Train (or load cached) the MNIST models nnfuzz's examples fuzz"};
+  std::string data_dir = "data/mnist", models_dir = "out/models";
+  ex::Scale scale;
+  std::vector<std::string> recipes{"tf-nan", "tf-quant", "adam"};
+  ex::flag::data(app, data_dir);
+  ex::flag::models(app, models_dir, "where trained models are cached");
+  ex::flag::scale(app, scale.name);
+  app.add_option("--recipes", recipes, "recipes to train: tf-nan, tf-quant, adam")
+      ->delimiter(',')
+      ->capture_default_str();
+  nnfuzz::Index steps = 0;
+  ex::flag::train_steps(app, steps);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    scale.validate();
+    const ex::Data data = ex::load_data(data_dir, scale);
+    std::cout << "data " << data.name << ": " << data.train.images.rows() << " train, " << data.test.images.rows()
+              << " test images\n";
+    for (const auto& name : recipes) ex::train_or_load(ex::recipe(name, steps), data, scale, models_dir, std::cout);
+    ex::check_stdout();
+  } catch (const std::exception& e) {
+    std::cerr << "mnist_train: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+// whatsup: the state of a campaign shared through a sync directory (as AFL++'s afl-whatsup):
+// one line per worker from SYNC/<id>/stats.json, the totals, and the campaign's findings
+// deduplicated by input (nnfuzz::finding_signature()). With --csv: every worker's plot.csv as
+// one CSV (worker,unix_time,…), ordered by time, for plots.
+//
+//   whatsup out/sync                 summary
+//   whatsup out/sync --csv > p.csv   progress over time
+// Exit status: 0; 1 when the directory holds no worker or a file cannot be read.
+#include <nnfuzz/callbacks.hpp>
+#include <nnfuzz/campaign/sync.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include "cli_common.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+double num(const json& j, const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0; }
+
+std::string this_host() {
+  char host[256] = {0};
+  return ::gethostname(host, sizeof host - 1) == 0 ? host : "";
+}
+
+// done, dead (its pid is gone on this host), stale (no update for `stale` seconds) or alive.
+std::string status_of(const json& j, double now, double stale) {
+  if (num(j, "finished") != 0) return "done";
+  if (j.value("host", "") == this_host() && ::kill(static_cast<pid_t>(num(j, "pid")), 0) != 0 && errno == ESRCH)
+    return "dead";
+  if (now - num(j, "updated_time") > stale) return "stale";
+  return "alive";
+}
+
+std::string age(double seconds) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(0);
+  if (seconds < 0) return "-";
+  if (seconds < 120)
+    s << seconds << " s";
+  else if (seconds < 7200)
+    s << seconds / 60 << " min";
+  else
+    s << seconds / 3600 << " h";
+  return s.str();
+}
+
+int summary(const std::string& sync, double stale) {
+  const std::vector<std::string> workers = nnfuzz::sync_workers(sync);
+  const double now = nnfuzz::detail::unix_now();
+  std::cout << "worker      status  executions   exec/s   corpus  imported  exported  findings  last new   updated\n";
+  double execs = 0, rate = 0, sync_s = 0, seconds = 0;
+  int alive = 0, listed = 0;
+  for (const std::string& w : workers) {
+    const std::string path = (fs::path(sync) / w / "stats.json").string();
+    std::ifstream in(path);
+    if (!in) continue;  // a worker that has not synced yet
+    json j;
+    try {
+      in >> j;
+    } catch (const std::exception& e) {
+      std::cerr << "whatsup: cannot read '" << path << "': " << e.what() << "\n";
+      return 1;
+    }
+    const std::string status = status_of(j, now, stale);
+    alive += status == "alive";
+    ++listed;
+    execs += num(j, "executions");
+    if (status == "alive") rate += num(j, "execs_per_sec");
+    sync_s += num(j, "sync_seconds");
+    seconds += num(j, "seconds");
+    std::cout << std::left << std::setw(12) << w << std::setw(8) << status << std::right << std::setw(10)
+              << static_cast<long long>(num(j, "executions")) << std::setw(9)
+              << nnfuzz::detail::compact_number(num(j, "execs_per_sec")) << std::setw(9)
+              << static_cast<long long>(num(j, "corpus")) << std::setw(10) << static_cast<long long>(num(j, "imported"))
+              << std::setw(10) << static_cast<long long>(num(j, "exported")) << std::setw(10)
+              << static_cast<long long>(num(j, "findings")) << std::setw(10)
+              << age(now - num(j, "last_new_coverage_time")) << std::setw(10) << age(now - num(j, "updated_time"))
+              << "\n";
+  }
+  if (listed == 0) {
+    std::cerr << "whatsup: no worker with a stats.json in '" << sync << "'\n";
+    return 1;
+  }
+  // Findings across workers, each input once.
+  std::set<std::uint64_t> unique;
+  std::map<std::string, std::size_t> by_what;
+  std::size_t files = 0;
+  for (const std::string& w : workers)
+    for (const nnfuzz::SavedFinding& s : nnfuzz::load_findings((fs::path(sync) / w).string())) {
+      ++files;
+      if (unique.insert(nnfuzz::finding_signature(s.finding)).second) ++by_what[s.finding.what];
+    }
+  std::cout << "\ncampaign " << sync << ": " << listed << " workers (" << alive << " alive), "
+            << static_cast<long long>(execs) << " executions, " << nnfuzz::detail::compact_number(rate)
+            << " exec/s now, sync " << std::fixed << std::setprecision(2)
+            << (seconds > 0 ? 100.0 * sync_s / seconds : 0.0) << "% of the workers' time\n";
+  std::cout << "findings: " << unique.size() << " unique input(s) in " << files << " file(s)\n";
+  for (const auto& [what, n] : by_what) std::cout << "  " << n << " x " << what << "\n";
+  ex::check_stdout();
+  return 0;
+}
+
+// Every worker's plot.csv as one CSV, ordered by time; a last line without '\n' (being written) is skipped.
+int csv(const std::string& sync) {
+  std::vector<std::pair<double, std::string>> rows;
+  std::string header;
+  for (const std::string& w : nnfuzz::sync_workers(sync)) {
+    std::ifstream in((fs::path(sync) / w / "plot.csv").string(), std::ios::binary);
+    const std::string text{std::istreambuf_iterator<char>(in), {}};
+    std::size_t at = text.find('\n');
+    if (at == std::string::npos) continue;
+    if (header.empty()) header = "worker," + text.substr(0, at);
+    for (std::size_t nl; (nl = text.find('\n', at + 1)) != std::string::npos; at = nl) {
+      const std::string line = text.substr(at + 1, nl - at - 1);
+      rows.emplace_back(std::atof(line.c_str()), w + "," + line);
+    }
+  }
+  if (header.empty()) {
+    std::cerr << "whatsup: no plot.csv in the workers of '" << sync << "'\n";
+    return 1;
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::cout << header << "\n";
+  for (const auto& r : rows) std::cout << r.second << "\n";
+  ex::check_stdout();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"whatsup: the workers, totals and findings of a campaign shared through a sync directory"};
+  std::string sync;
+  bool as_csv = false;
+  double stale = 60;
+  app.add_option("sync", sync, "the sync directory (--sync of the workers)")->required();
+  app.add_flag("--csv", as_csv, "print every worker's plot.csv as one CSV, ordered by time");
+  app.add_option("--stale", stale, "seconds without an update after which a worker is stale")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return as_csv ? csv(sync) : summary(sync, stale);
+  } catch (const std::exception& e) {
+    std::cerr << "whatsup: " << e.what() << "\n";
+    return 1;
+  }
+}

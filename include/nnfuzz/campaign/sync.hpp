@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: MIT
+// nnfuzz: campaigns beyond one process — workers that share a sync directory (libFuzzer's
+// -jobs/-reload, AFL++'s -M/-S), so that any job runner (a Kubernetes Indexed Job, a Slurm
+// array, scripts/launch_local.sh) scales a campaign. See docs/scaling.md.
+//
+// Layout. SYNC is shared storage; worker <id> writes only below SYNC/<id>/, and reads the others':
+//   SYNC/<id>/lock                 flock of the running worker (a second one with that id is refused)
+//   SYNC/<id>/corpus.bin           checkpoint of its whole corpus (campaign.hpp's format): resume
+//   SYNC/<id>/findings/*.bin       its findings (save_finding()), less those the campaign already had
+//   SYNC/<id>/queue/<seq>.bin      the elements it found itself, <seq> = 000000000000, 000000000001, …
+//                                  with no gap; each file a corpus file (campaign.hpp's format) of the
+//                                  elements new since the previous file, each element a root
+//                                  (parent -1, root = itself), with the execution it was found at;
+//                                  the file's executions() is the worker's count when it was written
+//   SYNC/<id>/sync.bin             watermarks: per worker (itself included), the first queue file
+//                                  whose elements corpus.bin may lack. "NNFZSYNC", u32 version 1,
+//                                  u32 count, per worker u32 name length + name, u64 next; crc32
+//   SYNC/<id>/stats.json           counters for monitors (experiments/whatsup.cpp), rewritten atomically
+//   SYNC/<id>/plot.csv             one line per sync (the header first), appended
+// Every binary file is written as campaign.hpp writes (temporary file `<name>.tmp.<pid>.<n>`,
+// fsync, rename or link, fsync of the directory). A reader opens only the exact final names
+// `<seq>.bin` it expects next, so it never sees a temporary file; a file that does not load (a
+// torn or corrupted file on a broken file system) is reported with its name, never half-read.
+#pragma once
+
+#include "../rng.hpp"
+#include "saver.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <set>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace nnfuzz {
+
+/// Options of SyncDirectory (plain fields with defaults).
+struct SyncOptions {
+  /// Sync (export the elements found since the last sync, import the other workers' new ones,
+  /// rewrite stats.json) at most every this many seconds of wall time (0: not by the clock).
+  double interval_seconds = 5.0;
+  /// ... or every this many executions (0: not by executions). Syncing by executions alone is
+  /// deterministic given the order in which the workers write (the tests use it).
+  std::uint64_t interval_executions = 0;
+  /// Checkpoint corpus.bin at a sync at most every this many seconds (0: at every sync), and at
+  /// the end of the run. A kill loses no element: those found after the checkpoint are in the
+  /// queue files, and a restarted worker takes them back.
+  double checkpoint_seconds = 10.0;
+  std::uint64_t run_seed = 0;  ///< recorded in each finding file (pass FuzzOptions::seed)
+  /// A peer's file that does not load (torn, corrupted, another model's): throw (true) out of
+  /// run(), or skip it, record the error (errors()) and go on (false).
+  bool strict = false;
+  std::ostream* log = nullptr;  ///< if set: one line per sync that imported something or met an error
+};
+
+/// What a SyncDirectory did, for tests, logs and stats.json.
+struct SyncCounters {
+  std::uint64_t syncs = 0;               ///< syncs done
+  double seconds = 0;                    ///< wall time spent in them (exports, imports, checkpoints, stats)
+  double import_seconds = 0;             ///< of which reading other workers' files (queues, findings)
+  double import_cpu_seconds = 0;         ///< the CPU time of that reading (this thread's: no time slices of others)
+  std::uint64_t exported = 0;            ///< elements written to this worker's queue (this session)
+  std::uint64_t queue_files = 0;         ///< queue files of this worker (all sessions): the next <seq>
+  std::uint64_t files_read = 0;          ///< queue files of other workers read (this session)
+  std::uint64_t offered = 0;             ///< elements in them, handed to the fuzzer (it keeps the new ones)
+  std::uint64_t restored = 0;            ///< own elements taken back after a restart (not in corpus.bin)
+  std::uint64_t findings = 0;            ///< findings written by this worker (this session)
+  std::uint64_t duplicate_findings = 0;  ///< findings not written: the campaign already had the input
+  std::uint64_t bad_files = 0;           ///< peer files that did not load (see errors())
+  std::uint64_t checkpoints = 0;         ///< corpus.bin writes
+};
+
+/// A 64-bit signature of a finding's input (FNV-1a over its bytes: the floats of a dense input;
+/// per part of a structured one, its kind, size and ids or floats). Two findings of one input
+/// have one signature, whichever worker made them.
+inline std::uint64_t finding_signature(const Finding& f) {
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](const void* p, std::size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  };
+  if (f.value.tokens.empty() && f.value.floats.empty()) {
+    mix(f.input.data(), sizeof(float) * static_cast<std::size_t>(f.input.size()));
+  } else {
+    for (std::size_t p = 0; p < f.value.tokens.size(); ++p) {
+      const bool tokens = !f.value.tokens[p].empty();
+      const std::uint64_t head[2] = {tokens ? 1u : 0u, tokens ? f.value.tokens[p].size() : f.value.floats[p].size()};
+      mix(head, sizeof head);
+      if (tokens)
+        mix(f.value.tokens[p].data(), sizeof(TokenId) * f.value.tokens[p].size());
+      else
+        mix(f.value.floats[p].data(), sizeof(float) * f.value.floats[p].size());
+    }
+  }
+  return h;
+}
+
+/// The RNG seed of worker `worker_id` in a campaign of seed `seed`: distinct workers explore
+/// differently, and one worker's restart is reproducible.
+inline std::uint64_t worker_seed(std::uint64_t seed, const std::string& worker_id) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : worker_id) h = (h ^ c) * 1099511628211ull;
+  return detail::mix_seed(seed, h);
+}
+
+/// True when `id` can name a worker: 1..64 characters of [A-Za-z0-9._-], not starting with '.'.
+inline bool is_worker_id(const std::string& id) {
+  bool ok = !id.empty() && id.size() <= 64 && id[0] != '.';
+  for (char c : id)
+    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                c == '-');
+  return ok;
+}
+
+/// The worker directories of a sync directory (names that can be worker ids), sorted. A missing
+/// directory has none.
+inline std::vector<std::string> sync_workers(const std::string& sync_dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(sync_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code e2;
+    if (!it->is_directory(e2)) continue;
+    const std::string name = it->path().filename().string();
+    if (is_worker_id(name)) out.push_back(name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// The name of queue file `seq` ("000000000042.bin").
+inline std::string sync_queue_name(std::uint64_t seq) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%012llu.bin", static_cast<unsigned long long>(seq));
+  return buf;
+}
+
+namespace detail {
+constexpr char kSyncMagic[8] = {'N', 'N', 'F', 'Z', 'S', 'Y', 'N', 'C'};
+
+inline double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+// A JSON string literal (quotes, backslashes and control characters escaped).
+inline std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+// Appends `elements` of `from` to `to` (same shape), as roots.
+inline void append_elements(const Corpus& from, Corpus& to) {
+  for (Index k = 0; k < from.size(); ++k) {
+    const Index root = to.size();
+    if (from.structured()) {
+      const InputView v = from.view(k);
+      to.add_cells(v.floats_data(), v.tokens_data(), from.coverage(k).data(), -1, root, 0, from.entry(k).execution);
+    } else {
+      to.add(from.input(k).data(), from.coverage(k).data(), -1, root, 0, from.entry(k).execution);
+    }
+  }
+}
+inline std::string shape_of(const Corpus& c) {
+  return (c.structured() ? c.layout().describe() : message(c.input_dim(), " floats")) +
+         message(" with coverage vectors of ", c.coverage_dim());
+}
+}  // namespace detail
+
+/// Callback that makes a run one worker of a campaign shared through a directory:
+///
+///     nnfuzz::SyncDirectory sync("/shared/campaign", "3", options);   // SYNC dir, worker id
+///     nnfuzz::StopOnSignal stop;
+///     auto r = sync.resumable() ? fuzzer.resume(nnfuzz::load_corpus(sync.worker_dir()), sync, stop)
+///                               : fuzzer.run(seeds, sync, stop);
+///
+/// At every sync (SyncOptions: every few seconds and/or executions) it writes the corpus elements
+/// this worker found since the last sync as one queue file, checkpoints its corpus (at most every
+/// checkpoint_seconds), reads the queue files the other workers wrote since its last look — one
+/// watermark per worker, so the cost of a sync grows with the new files, never with the files
+/// already read — and offers their elements to the fuzzer (a stage: FuzzContext::admit()), which keeps those
+/// whose coverage vectors are new to *its* coverage. The vectors are not recomputed: every worker
+/// of a campaign must run the same model (the shapes are checked; the weights cannot be).
+/// Findings are written to SYNC/<id>/findings/ the moment they are reported (as CampaignSaver
+/// does), unless an earlier finding of the campaign had the same input (finding_signature(),
+/// as of the last sync). stats.json and plot.csv are written at every sync and at the end.
+///
+/// It is the worker's CampaignSaver: do not pass one for the same directory (the lock refuses it).
+/// A worker that joins late reads everything once; a worker that dies loses nothing the others
+/// read, and its files stay for those that join later; a restarted worker resumes from its own
+/// directory (resume(load_corpus(worker_dir()))) and takes back the elements it had queued after
+/// its last checkpoint.
+class SyncDirectory {
+ public:
+  /// Creates SYNC/<worker_id>/ (and SYNC), locks it, removes dead writers' temporary files,
+  /// reads the watermarks of a previous session and the signatures of the campaign's findings.
+  SyncDirectory(std::string sync_dir, std::string worker_id, SyncOptions options = SyncOptions())
+      : sync_(std::move(sync_dir)), id_(std::move(worker_id)), o_(options) {
+    namespace fs = std::filesystem;
+    const char* fn = "SyncDirectory()";
+    if (sync_.empty()) detail::fail(fn, ": the sync directory is empty");
+    if (!is_worker_id(id_))
+      detail::fail(fn, ": worker id '", id_, "' must be 1..64 characters of [A-Za-z0-9._-], not starting with '.'");
+    if (!detail::is_finite(o_.interval_seconds) || o_.interval_seconds < 0 ||
+        !detail::is_finite(o_.checkpoint_seconds) || o_.checkpoint_seconds < 0)
+      detail::fail(fn, ": options 'interval_seconds' and 'checkpoint_seconds' must be finite and >= 0, got ",
+                   o_.interval_seconds, " and ", o_.checkpoint_seconds);
+    if (!(o_.interval_seconds > 0) && o_.interval_executions == 0)
+      detail::fail(fn, ": no sync interval: set 'interval_seconds' or 'interval_executions'");
+    dir_ = (fs::path(sync_) / id_).string();
+    queue_ = (fs::path(dir_) / "queue").string();
+    std::error_code ec;
+    fs::create_directories(queue_, ec);
+    if (ec) detail::fail(fn, ": cannot create directory '", queue_, "': ", ec.message());
+    lock_ = detail::lock_campaign(fn, dir_);
+    for (const char* sub : {"", "queue", "findings"}) detail::remove_stale_temporaries((fs::path(dir_) / sub).string());
+    while (fs::exists(fs::path(queue_) / sync_queue_name(counters_.queue_files))) ++counters_.queue_files;
+    read_watermarks();
+    const auto self = watermarks_.find(id_);
+    restore_from_ = self == watermarks_.end() ? 0 : self->second;
+    restore_pending_ = restore_from_ < counters_.queue_files;
+    refresh_findings();  // the campaign's findings so far (this worker's earlier ones too)
+    own_earlier_findings_ = findings_of_[id_].seen.size();
+    start_unix_ = detail::unix_now();
+    if (fs::exists(fs::path(dir_) / "corpus.bin")) resumable_ = true;
+  }
+
+  // One owner of the worker's queue numbering: movable, not copyable.
+  SyncDirectory(const SyncDirectory&) = delete;
+  SyncDirectory& operator=(const SyncDirectory&) = delete;
+  SyncDirectory(SyncDirectory&&) = default;
+  SyncDirectory& operator=(SyncDirectory&&) = default;
+
+  /// Records where the session starts.
+  void on_start(const FuzzStats& st) {
+    start_executions_ = st.executions;
+    start_ = Clock::now();
+  }
+  /// The first call (after the seeds, or the resumed corpus) marks what was there as exported;
+  /// the final one (st.finished) syncs a last time and checkpoints.
+  void on_corpus(const Corpus& c, const FuzzStats& st) {
+    if (export_from_ < 0) export_from_ = c.size();
+    if (st.finished) sync_now(c, nullptr, st, /*final=*/true);
+  }
+  /// The stage (stages.hpp): after each batch, syncs when an interval has passed and offers the
+  /// other workers' new elements to the fuzzer (ctx.admit()).
+  template <typename Context>
+  void perform(Context& ctx) {
+    if (!incoming_.same_shape(ctx.corpus())) incoming_.reset_like(ctx.corpus());
+    on_import(ctx.corpus(), incoming_, ctx.stats());
+    if (incoming_.size() == 0) return;
+    ctx.admit(incoming_);
+    incoming_.reset_like(ctx.corpus());  // empty for the next sync
+  }
+  /// Syncs when an interval has passed: appends the other workers' new elements to `incoming`
+  /// (shaped like `c`). perform() calls it; a test may call it directly.
+  void on_import(const Corpus& c, Corpus& incoming, const FuzzStats& st) {
+    const bool due = counters_.syncs == 0 ||
+                     (o_.interval_executions > 0 && st.executions - last_sync_executions_ >= o_.interval_executions) ||
+                     (o_.interval_seconds > 0 && st.seconds - last_sync_seconds_ >= o_.interval_seconds);
+    if (due) sync_now(c, &incoming, st, false);
+  }
+  /// Writes the finding (before anyone else hears of it), unless the campaign already has its input.
+  void on_finding(const Finding& f, const FuzzStats& st) {
+    if (first_finding_seconds_ < 0) first_finding_seconds_ = st.seconds;
+    if (!signatures_.insert(finding_signature(f)).second) {
+      ++counters_.duplicate_findings;
+      return;
+    }
+    paths_.push_back(save_finding(dir_, f, o_.run_seed));
+    ++counters_.findings;
+  }
+  /// Final stats.json.
+  void on_end(const FuzzStats& st) { write_stats(st, true); }
+
+  /// True when this worker's directory holds a checkpoint to resume from (load_corpus(worker_dir())).
+  bool resumable() const { return resumable_; }
+  /// SYNC/<id>.
+  const std::string& worker_dir() const { return dir_; }
+  /// The sync directory.
+  const std::string& sync_dir() const { return sync_; }
+  /// The worker id.
+  const std::string& worker_id() const { return id_; }
+  /// What it did so far.
+  const SyncCounters& counters() const { return counters_; }
+  /// Errors met reading other workers' files (strict = false), each naming the file.
+  const std::vector<std::string>& errors() const { return errors_; }
+  /// Paths of the findings written by this worker in this session.
+  const std::vector<std::string>& finding_paths() const { return paths_; }
+  /// The next queue file expected from each worker seen (its watermark), itself excluded.
+  std::map<std::string, std::uint64_t> watermarks() const {
+    std::map<std::string, std::uint64_t> out;
+    for (const auto& [name, p] : peers_) out[name] = p.next;
+    return out;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  static double thread_cpu_seconds() {
+    timespec t{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  }
+  Corpus incoming_;  // perform(): the elements of one sync, shaped like the corpus
+  struct Peer {
+    std::uint64_t next = 0;  // the next queue file to read
+    std::filesystem::file_time_type findings_time{};
+    std::set<std::string> seen;  // finding files already read
+  };
+
+  void sync_now(const Corpus& c, Corpus* incoming, const FuzzStats& st, bool final) {
+    const auto t0 = Clock::now();
+    export_new(c, st);
+    if (final || o_.checkpoint_seconds <= 0 || counters_.checkpoints == 0 ||
+        st.seconds - last_checkpoint_seconds_ >= o_.checkpoint_seconds) {
+      // Before this sync's imports: the watermarks written name what corpus.bin holds.
+      save_corpus(dir_, c);
+      write_watermarks();
+      last_checkpoint_seconds_ = st.seconds;
+      ++counters_.checkpoints;
+      resumable_ = true;
+    }
+    std::uint64_t read = 0, offered = 0, bad = counters_.bad_files;
+    const auto t1 = Clock::now();
+    const double c1 = thread_cpu_seconds();
+    if (incoming) {
+      const std::uint64_t f0 = counters_.files_read, o0 = counters_.offered;
+      import_all(*incoming);
+      read = counters_.files_read - f0;
+      offered = counters_.offered - o0;
+    }
+    refresh_findings();
+    counters_.import_seconds += std::chrono::duration<double>(Clock::now() - t1).count();
+    counters_.import_cpu_seconds += thread_cpu_seconds() - c1;
+    last_sync_executions_ = st.executions;
+    last_sync_seconds_ = st.seconds;
+    ++counters_.syncs;
+    counters_.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    write_stats(st, final);
+    if (o_.log && (read > 0 || counters_.bad_files > bad))
+      *o_.log << "sync " << id_ << ": read " << read << " file(s), " << offered << " element(s) offered; "
+              << st.imported << " new so far; " << counters_.bad_files << " bad file(s)\n";
+  }
+
+  // One queue file of the elements this worker found (parent >= 0) since the last export.
+  void export_new(const Corpus& c, const FuzzStats& st) {
+    if (export_from_ < 0) export_from_ = c.size();
+    Corpus chunk;
+    if (c.structured())
+      chunk.reset(c.layout(), c.coverage_dim());
+    else
+      chunk.reset(c.input_dim(), c.coverage_dim());
+    for (Index i = export_from_; i < c.size(); ++i) {
+      const CorpusEntry& e = c.entry(i);
+      if (e.parent < 0) continue;  // seeds and imports: not this worker's finds
+      const Index root = chunk.size();
+      if (c.structured()) {
+        const InputView v = c.view(i);
+        chunk.add_cells(v.floats_data(), v.tokens_data(), c.coverage(i).data(), -1, root, 0, e.execution);
+      } else {
+        chunk.add(c.input(i).data(), c.coverage(i).data(), -1, root, 0, e.execution);
+      }
+    }
+    export_from_ = c.size();
+    if (chunk.empty()) return;
+    chunk.set_executions(st.executions);
+    save_corpus(queue_, chunk, sync_queue_name(counters_.queue_files));
+    ++counters_.queue_files;
+    counters_.exported += static_cast<std::uint64_t>(chunk.size());
+  }
+
+  // Reads queue files [from, to) of worker `name` (to = 0: while they exist) into `incoming`.
+  std::uint64_t read_queue(const std::string& name, std::uint64_t from, std::uint64_t to, Corpus& incoming) {
+    namespace fs = std::filesystem;
+    const std::string q = (fs::path(sync_) / name / "queue").string();
+    std::uint64_t seq = from;
+    for (; to == 0 || seq < to; ++seq) {
+      const std::string file = sync_queue_name(seq);
+      std::error_code ec;
+      if (!fs::exists(fs::path(q) / file, ec)) break;  // the next one is not written yet
+      try {
+        const Corpus chunk = load_corpus(q, file);
+        if (chunk.structured() != incoming.structured() || chunk.input_dim() != incoming.input_dim() ||
+            chunk.coverage_dim() != incoming.coverage_dim() ||
+            (chunk.structured() && chunk.layout() != incoming.layout()))
+          detail::fail("SyncDirectory: file '", (fs::path(q) / file).string(), "' holds inputs of ",
+                       detail::shape_of(chunk), ", this worker's corpus ", detail::shape_of(incoming),
+                       ": every worker of a campaign must fuzz the same model");
+        detail::append_elements(chunk, incoming);
+        counters_.offered += static_cast<std::uint64_t>(chunk.size());
+        ++counters_.files_read;
+      } catch (const std::invalid_argument& e) {
+        if (o_.strict) throw;
+        errors_.push_back(e.what());
+        ++counters_.bad_files;
+      }
+    }
+    return seq;
+  }
+
+  void import_all(Corpus& incoming) {
+    if (restore_pending_) {  // own elements queued after the last checkpoint (a kill, a restart)
+      const std::uint64_t before = counters_.offered;
+      read_queue(id_, restore_from_, counters_.queue_files, incoming);
+      counters_.restored += counters_.offered - before;
+      counters_.offered = before;
+      restore_pending_ = false;
+    }
+    for (const std::string& name : sync_workers(sync_)) {
+      if (name == id_) continue;
+      auto it = peers_.find(name);
+      if (it == peers_.end()) {
+        it = peers_.emplace(name, Peer{}).first;
+        const auto w = watermarks_.find(name);
+        if (w != watermarks_.end()) it->second.next = w->second;
+      }
+      it->second.next = read_queue(name, it->second.next, 0, incoming);
+    }
+  }
+
+  // Signatures of findings written by any worker since the last look: a worker's findings/ is
+  // listed only when its modification time changed (or is too recent to trust), and each file
+  // is read once.
+  void refresh_findings() {
+    namespace fs = std::filesystem;
+    for (const std::string& name : sync_workers(sync_)) {
+      // Its own findings/ only once (the constructor): on_finding() keeps its signatures since.
+      if (name == id_ && findings_of_.count(name) != 0) continue;
+      Peer& p = findings_of_[name];
+      const fs::path fdir = fs::path(sync_) / name / "findings";
+      std::error_code ec;
+      const auto t = fs::last_write_time(fdir, ec);
+      if (ec) continue;
+      if (t == p.findings_time && fs::file_time_type::clock::now() - t > std::chrono::seconds(2)) continue;
+      p.findings_time = t;
+      for (fs::directory_iterator it(fdir, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->path().extension() != ".bin") continue;  // skips *.tmp.* files being written
+        const std::string file = it->path().filename().string();
+        if (!p.seen.insert(file).second) continue;
+        try {
+          signatures_.insert(finding_signature(load_finding(it->path().string()).finding));
+        } catch (const std::invalid_argument& e) {
+          if (o_.strict) throw;
+          errors_.push_back(e.what());
+          ++counters_.bad_files;
+        }
+      }
+    }
+  }
+
+  void write_watermarks() const {
+    std::vector<std::uint8_t> out(detail::kSyncMagic, detail::kSyncMagic + 8);
+    detail::put_u32(out, 1);
+    std::map<std::string, std::uint64_t> w = watermarks_;  // workers not seen yet this session keep theirs
+    for (const auto& [name, p] : peers_) w[name] = p.next;
+    w[id_] = restore_pending_ ? restore_from_ : counters_.queue_files;
+    detail::put_u32(out, static_cast<std::uint32_t>(w.size()));
+    for (const auto& [name, next] : w) {
+      detail::put_u32(out, static_cast<std::uint32_t>(name.size()));
+      out.insert(out.end(), name.begin(), name.end());
+      detail::put_u64(out, next);
+    }
+    detail::seal(out);
+    detail::write_file_atomic("SyncDirectory", (std::filesystem::path(dir_) / "sync.bin").string(), out);
+  }
+  void read_watermarks() {
+    const std::string path = (std::filesystem::path(dir_) / "sync.bin").string();
+    if (!std::filesystem::exists(path)) return;
+    const char* fn = "SyncDirectory()";
+    const auto bytes = detail::read_sealed(fn, path, detail::kSyncMagic, 1u << 24);
+    detail::Reader r{fn, path, bytes};
+    r.pos = 8;
+    if (const std::uint32_t v = r.u32(); v != 1) detail::fail(fn, ": file '", path, "' has format version ", v);
+    const std::uint32_t n = r.u32();
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint32_t len = r.u32();
+      r.need(len);
+      std::string name(reinterpret_cast<const char*>(&bytes[r.pos]), len);
+      r.pos += len;
+      watermarks_[name] = r.u64();
+    }
+  }
+
+  // stats.json, by hand (the core has no JSON dependency): a flat object of numbers and strings.
+  void write_stats(const FuzzStats& st, bool finished) {
+    namespace fs = std::filesystem;
+    const double now = detail::unix_now();
+    const double session = std::chrono::duration<double>(Clock::now() - start_).count();
+    const std::uint64_t session_execs = st.executions - start_executions_;
+    char host[256] = {0};
+    if (::gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+    std::string j = "{\n";
+    auto num = [&j](const char* k, double v, bool last = false) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.17g", detail::is_finite(v) ? v : -1.0);
+      j += std::string("  \"") + k + "\": " + buf + (last ? "\n" : ",\n");
+    };
+    auto str = [&j](const char* k, const std::string& v) {
+      j += std::string("  \"") + k + "\": " + detail::json_string(v) + ",\n";
+    };
+    str("worker", id_);
+    str("host", host);
+    num("pid", static_cast<double>(::getpid()));
+    num("start_time", start_unix_);
+    num("updated_time", now);
+    num("seconds", session);
+    num("executions", static_cast<double>(st.executions));
+    num("session_executions", static_cast<double>(session_execs));
+    num("execs_per_sec", session > 0 ? static_cast<double>(session_execs) / session : 0.0);
+    num("corpus", static_cast<double>(st.corpus_size));
+    num("coverage", static_cast<double>(st.coverage_size));
+    num("findings", static_cast<double>(own_earlier_findings_ + counters_.findings));
+    num("duplicate_findings", static_cast<double>(counters_.duplicate_findings));
+    num("first_finding_seconds", first_finding_seconds_);
+    num("last_new_coverage_time", now - st.seconds_since_new_coverage);
+    num("last_new_coverage_execution", static_cast<double>(st.last_new_coverage_execution));
+    num("imported", static_cast<double>(st.imported));
+    num("offered", static_cast<double>(counters_.offered));
+    num("restored", static_cast<double>(counters_.restored));
+    num("exported", static_cast<double>(counters_.exported));
+    num("queue_files", static_cast<double>(counters_.queue_files));
+    num("files_read", static_cast<double>(counters_.files_read));
+    num("bad_files", static_cast<double>(counters_.bad_files));
+    num("syncs", static_cast<double>(counters_.syncs));
+    num("sync_seconds", counters_.seconds);
+    num("import_seconds", counters_.import_seconds);
+    num("import_cpu_seconds", counters_.import_cpu_seconds);
+    num("finished", finished ? 1.0 : 0.0, true);
+    j += "}\n";
+    // Atomic (temporary file, rename) but not durable: no fsync, so a slow shared disk does
+    // not slow the campaign for a monitor's sake. Best effort, as plot.csv below.
+    const std::string path = (fs::path(dir_) / "stats.json").string(), tmp = detail::temp_name_for(path);
+    if (std::FILE* f = std::fopen(tmp.c_str(), "wbx")) {
+      const bool ok = std::fwrite(j.data(), 1, j.size(), f) == j.size();
+      if ((std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0)) std::remove(tmp.c_str());
+    }
+    // plot.csv: one line, appended with one write() (readers skip a last line without '\n').
+    const std::string plot = (fs::path(dir_) / "plot.csv").string();
+    const int fd = ::open(plot.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return;  // monitoring must not stop the campaign
+    char line[512];
+    int n = 0;
+    if (::lseek(fd, 0, SEEK_END) == 0)
+      n = std::snprintf(line, sizeof line,
+                        "unix_time,seconds,executions,execs_per_sec,corpus,coverage,findings,imported,exported\n");
+    n += std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n),
+                       "%.3f,%.3f,%llu,%.1f,%lld,%lld,%llu,%lld,%llu\n", now, session,
+                       static_cast<unsigned long long>(st.executions),
+                       session > 0 ? static_cast<double>(session_execs) / session : 0.0,
+                       static_cast<long long>(st.corpus_size), static_cast<long long>(st.coverage_size),
+                       static_cast<unsigned long long>(own_earlier_findings_ + counters_.findings),
+                       static_cast<long long>(st.imported), static_cast<unsigned long long>(counters_.exported));
+    if (::write(fd, line, static_cast<std::size_t>(n)) != n) { /* best effort, as above */
+    }
+    ::close(fd);
+  }
+
+  std::string sync_, id_, dir_, queue_;
+  SyncOptions o_;
+  std::shared_ptr<int> lock_;
+  SyncCounters counters_;
+  std::vector<std::string> errors_, paths_;
+  std::map<std::string, std::uint64_t> watermarks_;  // as read from sync.bin
+  std::map<std::string, Peer> peers_;                // queue watermarks of the other workers
+  std::map<std::string, Peer> findings_of_;          // finding files seen, per worker (itself included)
+  std::unordered_set<std::uint64_t> signatures_;     // of the campaign's findings
+  std::uint64_t restore_from_ = 0;
+  std::size_t own_earlier_findings_ = 0;
+  bool restore_pending_ = false, resumable_ = false;
+  Index export_from_ = -1;
+  std::uint64_t start_executions_ = 0, last_sync_executions_ = 0;
+  double last_sync_seconds_ = 0, last_checkpoint_seconds_ = 0, start_unix_ = 0, first_finding_seconds_ = -1;
+  Clock::time_point start_ = Clock::now();
+};
+
+}  // namespace nnfuzz

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The include graph of include/nnfuzz follows the folders (issue #21, docs/README layout):
+  A. a header includes only headers of its own level or lower (levels below);
+  B. the core never includes models/, targets/, data/ or adapters/;
+  C. only data/idx.hpp includes <zlib.h> (the nnfuzz::data link boundary);
+  D. callbacks.hpp, campaign/ and stages.hpp do not include the loop (fuzzer.hpp).
+Exits 1 naming every arrow that breaks a rule.   Usage: check_includes.py [include/nnfuzz]"""
+import os, posixpath, re, sys
+
+root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..', 'include', 'nnfuzz')
+LEVELS = [  # (level, path pattern); the first match wins
+    (0, r'detail/(config|finite|row_store|binary_file|nanoflann_shim|traits)\.hpp|detail/kernels/.*'),
+    (1, r'(input|rng|corpus|fuzz_types|feedback|version)\.hpp'),
+    (2, r'samplers\.hpp|mutators(\.hpp|/.*)|objectives(\.hpp|/.*)|coverage/.*|detail/.*|models/.*|data/.*|'
+        r'adapters/.*|stages\.hpp|callbacks\.hpp'),
+    (3, r'fuzzer\.hpp|minimize\.hpp'),
+    (4, r'parallel\.hpp|campaign/.*|targets/.*'),
+    (5, r'testing/.*|nnfuzz\.hpp'),
+]
+OUTER = ('models/', 'targets/', 'data/', 'adapters/')
+
+
+def level(path):
+    for lv, pat in LEVELS:
+        if re.fullmatch(pat, path):
+            return lv
+    raise SystemExit(f'check_includes.py: no level for {path}: add it to LEVELS')
+
+
+errors = []
+for d, _, files in os.walk(root):
+    for f in sorted(files):
+        if not f.endswith('.hpp'):
+            continue
+        rel = posixpath.relpath(posixpath.join(d, f), root).replace(os.sep, '/')
+        text = open(os.path.join(d, f), encoding='utf-8').read()
+        if '<zlib.h>' in text and rel != 'data/idx.hpp':
+            errors.append(f'{rel} includes <zlib.h> (only data/idx.hpp may: the nnfuzz::data boundary)')
+        for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M):
+            to = posixpath.normpath(posixpath.join(posixpath.dirname(rel), inc))
+            if inc.startswith('nnfuzz/'):
+                to = inc[len('nnfuzz/'):]
+            if not os.path.exists(os.path.join(root, to)):
+                errors.append(f'{rel} includes "{inc}", which does not exist')
+                continue
+            if level(to) > level(rel):
+                errors.append(f'{rel} (level {level(rel)}) includes {to} (level {level(to)}): a lower folder '
+                              'must not include a higher one')
+            if not rel.startswith(OUTER) and rel != 'nnfuzz.hpp' and to.startswith(OUTER):
+                errors.append(f'{rel} is core but includes {to}')
+            if rel in ('nnfuzz.hpp',) and to.startswith(OUTER):
+                errors.append(f'the umbrella nnfuzz.hpp includes {to} (models, targets, data and adapters are '
+                              'included by name)')
+            if to == 'fuzzer.hpp' and (rel in ('callbacks.hpp', 'stages.hpp') or rel.startswith('campaign/')):
+                errors.append(f'{rel} includes the loop (fuzzer.hpp); include fuzz_types.hpp')
+for e in errors:
+    print('check_includes.py:', e)
+print(f'check_includes.py: {len(errors)} broken rule(s)')
+sys.exit(1 if errors else 0)
