@@ -110,6 +110,7 @@ TEST_CASE("minimize: the budget holds from the first confirmation; a batch too l
   CHECK(r.executions <= 12);
   MinimizeOptions huge;
   huge.batch_size = Index{1} << 40;
+  huge.max_executions = Index{1} << 50;  // the budget is not what stops it
   CHECK_THROWS_WITH(minimize(model, objective, root, ok, huge),
                     Catch::Contains("minimize()") && Catch::Contains("'batch_size'") &&
                         Catch::Contains("1099511627776"));

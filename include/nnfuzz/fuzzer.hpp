@@ -300,7 +300,7 @@ class Fuzzer {
     static_assert(!kStructured,
                   "nnfuzz: this model has an InputLayout: pass its seeds as a std::vector<nnfuzz::InputValue>");
     (detail::check_callback<std::decay_t<Callbacks>>(), ...);
-    const RunGuard guard(running_, "Fuzzer::run()");
+    const RunGuard guard(running_.on, "Fuzzer::run()");
     check_seeds(seeds);
     return run_impl(
         seeds.rows(), [&](Index first, Index n) { batch_.topRows(n) = seeds.middleRows(first, n); }, callbacks...);
@@ -314,7 +314,7 @@ class Fuzzer {
     static_assert(kStructured,
                   "nnfuzz: this model takes dense rows (input_dim()): pass its seeds as a matrix, one row per input");
     (detail::check_callback<std::decay_t<Callbacks>>(), ...);
-    const RunGuard guard(running_, "Fuzzer::run()");
+    const RunGuard guard(running_.on, "Fuzzer::run()");
     if constexpr (kStructured) {
       if (seeds.empty()) detail::fail("Fuzzer::run(): no seeds (the seed vector is empty)");
       const InputLayout layout = model_.input_layout();
@@ -341,7 +341,7 @@ class Fuzzer {
   template <typename... Callbacks>
   FuzzResult resume(const Corpus& corpus, Callbacks&&... callbacks) {
     (detail::check_callback<std::decay_t<Callbacks>>(), ...);
-    const RunGuard guard(running_, "Fuzzer::resume()");
+    const RunGuard guard(running_.on, "Fuzzer::resume()");
     if (corpus.empty()) detail::fail("Fuzzer::resume(): the corpus is empty");
     if constexpr (kStructured) {
       if (!corpus.structured() || corpus.layout() != model_.input_layout())
@@ -898,7 +898,15 @@ class Fuzzer {
   float best_fitness_ = std::numeric_limits<float>::quiet_NaN();
   std::vector<Index> hit_rows_;  // rows of the current batch the objective hit
   Clock::time_point start_, last_new_;
-  bool running_ = false;  // run()/resume() in progress
+  // run()/resume() in progress. The flag belongs to the run, not to the fuzzer's value: a copy
+  // (one taken inside a callback, mid-run) is not running, and assigning to a fuzzer keeps its own.
+  struct RunningFlag {
+    bool on = false;
+    RunningFlag() = default;
+    RunningFlag(const RunningFlag&) noexcept {}
+    RunningFlag& operator=(const RunningFlag&) noexcept { return *this; }
+  };
+  RunningFlag running_;
 };
 
 /// Builds a Fuzzer with the default policies (see Fuzzer) and the given options.
