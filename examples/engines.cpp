@@ -436,11 +436,11 @@ void add_common(CLI::App& app, Settings& s) {
   app.add_option("--models", s.models_dir, "directory of tools/train_torch_mnist.py's models")->capture_default_str();
   app.add_option("--seed", s.seed, "master RNG seed")->capture_default_str();
   app.add_option("--executions", s.executions, "execution budget per run (nan) or per seed (disagree, bf16)")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.executions)>>())
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--batch", s.batch, "mutants per iteration")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.batch)>>())
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--sigma", s.sigma, "Gaussian noise deviation (pixel units)")

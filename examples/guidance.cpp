@@ -358,20 +358,20 @@ int main(int argc, char** argv) {
   app.add_option("--masters", s.masters, "comma-separated master seeds")->delimiter(',')->capture_default_str();
   app.add_option("--runs", s.runs, "nan: runs per master seed")->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("--seeds", s.seeds, "nan: training images per run")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.seeds)>>())
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--images", s.images, "f16: test images (one run each) per master seed")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.images)>>())
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--eps", s.eps, "f16: L-inf ball radius in [0,1] pixel units")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--executions", s.executions, "budget per run (default: 200000 for nan, 10000 for f16)")
-      ->transform(ex::integer_count());
+      ->transform(ex::integer_count<std::decay_t<decltype(s.executions)>>());
   app.add_option("--batch", s.batch, "mutants per iteration")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.batch)>>())
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--sigma", s.sigma, "Gaussian noise (default: 0.2 for nan on [-1,1], 0.1 for f16 on [0,1])")
@@ -387,7 +387,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--jobs", s.jobs, "threads (0 = all cores)")->check(CLI::Range(0, 1024))->capture_default_str();
   app.add_option("--train-steps", s.train_steps, "override the recipe's training steps (smoke tests)")
-      ->transform(ex::integer_count());
+      ->transform(ex::integer_count<std::decay_t<decltype(s.train_steps)>>());
   CLI11_PARSE(app, argc, argv);
   try {
     if (s.task != "nan" && s.task != "f16")

@@ -127,20 +127,20 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--recipe", s.recipe, "model: tf-nan (TensorFuzz's), adam (well trained)")->capture_default_str();
   app.add_option("--scale", s.scale.name, "pixel scale: pm1 = [-1,1] (TensorFuzz), 01 = [0,1]")->capture_default_str();
   app.add_option("--runs", s.runs, "runs per method")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.runs)>>())
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_option("--seed", s.seed, "master RNG seed (run r uses seed*1000 + r)")->capture_default_str();
   app.add_option("--executions", s.executions, "execution budget per run")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.executions)>>())
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--batch", s.batch, "mutants per iteration")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.batch)>>())
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--seeds", s.seeds, "data-set images used as seeds per run")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.seeds)>>())
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--sigma", s.sigma, "Gaussian noise deviation, in pixel units of --scale")
@@ -160,7 +160,7 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--sampler", s.sampler, "parent sampler: recent (TensorFuzz), uniform, exp")->capture_default_str();
   app.add_flag("--progress", s.progress, "print libFuzzer-style status lines while fuzzing");
   app.add_option("--train-steps", s.train_steps, "override the recipe's training steps (0 = recipe; for smoke tests)")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.train_steps)>>())
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   ex::add_sync_options(&app, s.sync);

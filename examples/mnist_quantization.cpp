@@ -172,16 +172,16 @@ void add_options(CLI::App& app, Settings& s) {
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--seeds", s.seeds, "test images to fuzz around")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.seeds)>>())
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--seed", s.seed, "master RNG seed")->capture_default_str();
   app.add_option("--executions", s.executions, "execution budget per seed image")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.executions)>>())
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--batch", s.batch, "mutants per iteration")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.batch)>>())
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--sigma", s.sigma, "Gaussian noise deviation, in pixel units")
@@ -196,15 +196,15 @@ void add_options(CLI::App& app, Settings& s) {
       ->capture_default_str();
   app.add_option("--backend", s.backend, "coverage index: kdtree or brute")->capture_default_str();
   app.add_option("--jobs", s.jobs, "worker threads (0 = all cores); results do not depend on it")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.jobs)>>())
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--pictures", s.pictures, "PNGs written per configuration")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.pictures)>>())
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--train-steps", s.train_steps, "override the recipe's training steps (0 = recipe; for smoke tests)")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.train_steps)>>())
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
 }

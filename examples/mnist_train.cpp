@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   nnfuzz::Index steps = 0;
   app.add_option("--train-steps", steps, "override the recipes' training steps (0 = recipe; for smoke tests)")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(steps)>>())
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);

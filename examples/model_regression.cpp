@@ -330,16 +330,16 @@ void add_options(CLI::App& app, Settings& s) {
       ->capture_default_str();
   app.add_option("--eps", s.eps, "L-inf radii around the seed, on [0,1] pixels")->delimiter(',')->capture_default_str();
   app.add_option("--seeds", s.seeds, "test images to fuzz around, per candidate")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.seeds)>>())
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--seed", s.seed, "master RNG seed")->capture_default_str();
   app.add_option("--executions", s.executions, "execution budget per seed image, CGF and random alike")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.executions)>>())
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--batch", s.batch, "mutants per iteration")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.batch)>>())
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--sigma", s.sigma, "Gaussian noise deviation, on [0,1] pixels")
@@ -353,23 +353,23 @@ void add_options(CLI::App& app, Settings& s) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--calibration", s.calibration, "training images that calibrate the int8 ranges")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.calibration)>>())
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   app.add_option("--finetune-steps", s.finetune_steps, "fine-tuning steps of the pruned models")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.finetune_steps)>>())
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--minimize-executions", s.minimize_executions, "minimize() budget per disagreement")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.minimize_executions)>>())
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--jobs", s.jobs, "worker threads (0 = all cores); results do not depend on it")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.jobs)>>())
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--train-steps", s.train_steps, "override the recipe's training steps (0 = recipe; for smoke tests)")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.train_steps)>>())
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_flag("--quick", s.quick,

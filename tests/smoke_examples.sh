@@ -127,6 +127,35 @@ refuses "guidance --guidance bogus" "--guidance: unknown name 'bogus'" "${ex}/gu
 refuses "guidance --task bogus" "--task must be nan or f16" "${ex}/guidance" --task bogus
 refuses "model_regression --candidates bogus" "--candidates must list" "${ex}/model_regression" --candidates bogus
 refuses "model_regression --seeds 1.5" "--seeds: '1.5' is not a whole number" "${ex}/model_regression" --seeds 1.5
+# A count past its option's type (2^64, one past the largest 64-bit count) is refused, not wrapped
+# or saturated into a run that never ends — in every experiment driver.
+big=18446744073709551616
+refuses "mnist_nan --executions 2^64" "--executions: '${big}' is too large" "${ex}/mnist_nan" --executions "${big}"
+refuses "mnist_nan --executions 2e19" "--executions: '2e19' is too large" "${ex}/mnist_nan" --executions 2e19
+refuses "mnist_quantization --executions 2^64" "'${big}' is too large" "${ex}/mnist_quantization" --executions "${big}"
+refuses "guidance --executions 2^64" "'${big}' is too large" "${ex}/guidance" --executions "${big}"
+refuses "model_regression --executions 2^64" "'${big}' is too large" "${ex}/model_regression" --executions "${big}"
+refuses "mnist_train --train-steps 2^64" "'${big}' is too large" "${ex}/mnist_train" --train-steps "${big}"
+refuses "char_rnn --max-executions 2^64" "'${big}' is too large" "${ex}/char_rnn" fuzz --max-executions "${big}"
+if [[ -x "${ex}/engines" ]]; then
+  refuses "engines --executions 2^64" "'${big}' is too large" "${ex}/engines" --executions "${big}"
+fi
+
+# whatsup on stats.json files it cannot trust: a count out of range, wrong types, not an object —
+# each refused naming the file; a worker that met errors reading its peers is listed.
+ws="${work}/whatsup-sync"
+mkdir -p "${ws}/w"
+printf '{"worker": "w", "executions": 1e300, "finished": 1}\n' > "${ws}/w/stats.json"
+refuses "whatsup: executions 1e300" "${ws}/w/stats.json': key 'executions' is 1e+300, not a count" "${ex}/whatsup" "${ws}"
+printf '{"worker": "w", "host": 5, "finished": 1}\n' > "${ws}/w/stats.json"
+refuses "whatsup: host 5" "${ws}/w/stats.json': key 'host' is 5, not a string" "${ex}/whatsup" "${ws}"
+printf '[1,2,3]\n' > "${ws}/w/stats.json"
+refuses "whatsup: not an object" "${ws}/w/stats.json' is not a JSON object" "${ex}/whatsup" "${ws}"
+printf '{"worker": "w", "executions": 10, "finished": 1, "errors": 2, "last_error": "SyncDirectory: cannot read x"}\n' \
+  > "${ws}/w/stats.json"
+"${ex}/whatsup" "${ws}" > "${work}/whatsup-errors.txt" || fail "whatsup on a worker with errors exited non-zero"
+grep -q "w: 2 error(s) reading other workers' files, the last: SyncDirectory: cannot read x" \
+  "${work}/whatsup-errors.txt" || fail "whatsup does not show the workers' errors: $(cat "${work}/whatsup-errors.txt")"
 
 # The language-model experiment (char_rnn): a tiny GRU trained for a few steps on Debian's
 # fortunes, the blacklist rule on a small screen, both objectives, CGF and random search.
@@ -145,6 +174,10 @@ if [[ -d /usr/share/games/fortunes ]]; then
   "${cr[@]}" fuzz --blacklist "${work}/cr-words.txt" --runs 1 --max-executions 1000 --out "${work}/cr" \
     > "${work}/cr-fuzz2.txt" || fail "char_rnn fuzz --blacklist exited non-zero"
   grep -q 'words found by any run' "${work}/cr/results-blacklist.md" || fail "char_rnn: no blacklist table"
+  # The objective matches case-insensitively: a capitalised word is spellable in either case.
+  printf 'The\nAND\n' > "${work}/cr-words-caps.txt"
+  "${cr[@]}" fuzz --blacklist "${work}/cr-words-caps.txt" --runs 1 --max-executions 200 --out "${work}/cr-caps" \
+    > "${work}/cr-fuzz3.txt" 2> "${work}/cr-fuzz3.err" || fail "char_rnn fuzz --blacklist The,AND: $(cat "${work}/cr-fuzz3.err")"
   # Bad input: each a non-zero exit and a message naming the file, the option or the word.
   mkdir -p "${work}/cr-empty" "${work}/cr-latin1"
   : > "${work}/cr-empty/fortunes"
