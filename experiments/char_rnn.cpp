@@ -36,6 +36,7 @@
 #include <nnfuzz/objectives/text.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -442,7 +443,7 @@ int main(int argc, char** argv) {
   app.add_option("--hidden", recipe.hidden, "GRU width")->check(CLI::Range(1, 4096))->capture_default_str();
   app.add_option("--embed", recipe.embed, "embedding width")->check(CLI::Range(1, 4096))->capture_default_str();
   app.add_option("--train-steps", recipe.steps, "training steps")  // the count itself, not an override
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(recipe.steps)>>())
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--dropout", recipe.dropout, "dropout before the output layer")
@@ -461,7 +462,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--screen-chars", gen.screen_chars,
                  "blacklist rule: characters sampled from the held-out prompts (the rule's 16 M; less for a demo)")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(gen.screen_chars)>>())
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--temperature", gen.temperature, "sampling temperature (0: greedy, no noise input)")
@@ -491,7 +492,7 @@ int main(int argc, char** argv) {
   fuzz->add_option("--modes", modes, "cgf, random or cgf,random")->capture_default_str();
   ex::flag::seed(*fuzz, master_seed, "run i uses a seed mixed from it and i");
   fuzz->add_option("--executions", e.max_executions, "execution budget (per run; 0: none, then --max-seconds)")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(e.max_executions)>>())
       ->capture_default_str();
   fuzz->add_option("--max-seconds", e.max_seconds, "seconds per run (0: none; not reproducible)")
       ->check(CLI::NonNegativeNumber)
@@ -557,9 +558,13 @@ int main(int argc, char** argv) {
           throw std::runtime_error(
               "the blacklist rule left no word: the model emitted every qualifying word within "
               "--screen-chars; give a --blacklist file or another --temperature");
+        // BlacklistObjective matches case-insensitively: "Cat" is spelt by "cat" or "CAT", so a
+        // letter counts as spellable when the alphabet holds it in either case.
         for (const auto& w : e.blacklist) {
           for (char c : w)
-            if (!d.alphabet.contains(c))
+            if (!d.alphabet.contains(c) &&
+                !d.alphabet.contains(static_cast<char>(std::tolower(static_cast<unsigned char>(c)))) &&
+                !d.alphabet.contains(static_cast<char>(std::toupper(static_cast<unsigned char>(c)))))
               throw std::runtime_error("--blacklist: the word '" + w + "' holds '" +
                                        nnfuzz::detail::describe_byte(static_cast<unsigned char>(c)) +
                                        "', which the model's alphabet cannot spell");

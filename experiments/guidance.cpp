@@ -360,7 +360,7 @@ int main(int argc, char** argv) {
   ex::flag::runs(app, s.runs, "nan: per master seed");
   ex::flag::seeds(app, s.seeds, "nan: training images per run");
   app.add_option("--images", s.images, "f16: test images (one run each) per master seed")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.images)>>())
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   ex::flag::eps(app, s.eps, "f16, on [0,1] pixels");

@@ -179,7 +179,7 @@ void add_options(CLI::App& app, Settings& s) {
   ex::flag::backend(app, s.backend);
   ex::flag::jobs(app, s.jobs);
   app.add_option("--pictures", s.pictures, "PNGs written per configuration")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.pictures)>>())
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   ex::flag::train_steps(app, s.train_steps);

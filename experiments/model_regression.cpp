@@ -337,15 +337,15 @@ void add_options(CLI::App& app, Settings& s) {
   ex::flag::sigma_range(app, s.sigma_range);
   ex::flag::radius(app, s.threshold, "CGF, on the old logits");
   app.add_option("--calibration", s.calibration, "training images that calibrate the int8 ranges")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.calibration)>>())
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   app.add_option("--finetune-steps", s.finetune_steps, "fine-tuning steps of the pruned models")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.finetune_steps)>>())
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--minimize-executions", s.minimize_executions, "minimize() budget per disagreement")
-      ->transform(ex::integer_count())
+      ->transform(ex::integer_count<std::decay_t<decltype(s.minimize_executions)>>())
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   ex::flag::jobs(app, s.jobs);

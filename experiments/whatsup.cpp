@@ -6,13 +6,17 @@
 //
 //   whatsup out/sync                 summary
 //   whatsup out/sync --csv > p.csv   progress over time
-// Exit status: 0; 1 when the directory holds no worker or a file cannot be read.
+// Exit status: 0; 1 when the directory holds no worker or a file cannot be read (a stats.json
+// that is not an object of the expected types, or holds a count out of range, is named). Workers
+// that met errors reading their peers' files (stats.json "errors") are listed under the totals.
 #include <nnfuzz/callbacks.hpp>
 #include <nnfuzz/campaign/sync.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -33,6 +37,28 @@ using json = nlohmann::json;
 
 double num(const json& j, const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0; }
 
+// The keys stats.json may hold and their types; anything else in their place (another program's
+// file, a hand edit) is refused naming the file and the key. Counts must be whole numbers in
+// [0, 2^63): "executions": 1e300 is not printed as -9223372036854775808.
+void check_stats(const json& j, const std::string& path) {
+  if (!j.is_object())
+    throw std::runtime_error("file '" + path + "' is not a JSON object (a stats.json holds {\"worker\": ..., ...})");
+  for (const char* k : {"worker", "host", "last_error"})
+    if (j.contains(k) && !j[k].is_string())
+      throw std::runtime_error("file '" + path + "': key '" + k + "' is " + j[k].dump() + ", not a string");
+  for (const auto& [k, v] : j.items()) {
+    if (k == "worker" || k == "host" || k == "last_error") continue;
+    if (!v.is_number())
+      throw std::runtime_error("file '" + path + "': key '" + k + "' is " + v.dump() + ", not a number");
+  }
+  for (const char* k : {"executions", "corpus", "imported", "exported", "findings", "pid", "errors", "bad_files"}) {
+    const double v = num(j, k);
+    if (!(v >= 0 && v < 9223372036854775808.0) || v != std::floor(v))
+      throw std::runtime_error("file '" + path + "': key '" + k + "' is " + j[k].dump() +
+                               ", not a count (a whole number in [0, 2^63))");
+  }
+}
+
 std::string this_host() {
   char host[256] = {0};
   return ::gethostname(host, sizeof host - 1) == 0 ? host : "";
@@ -41,7 +67,7 @@ std::string this_host() {
 // done, dead (its pid is gone on this host), stale (no update for `stale` seconds) or alive.
 std::string status_of(const json& j, double now, double stale) {
   if (num(j, "finished") != 0) return "done";
-  if (j.value("host", "") == this_host() && ::kill(static_cast<pid_t>(num(j, "pid")), 0) != 0 && errno == ESRCH)
+  if (j.value("host", "") == this_host() && num(j, "pid") <= 2147483647.0 && ::kill(static_cast<pid_t>(num(j, "pid")), 0) != 0 && errno == ESRCH)
     return "dead";
   if (now - num(j, "updated_time") > stale) return "stale";
   return "alive";
@@ -65,6 +91,7 @@ int summary(const std::string& sync, double stale) {
   const double now = nnfuzz::detail::unix_now();
   std::cout << "worker      status  executions   exec/s   corpus  imported  exported  findings  last new   updated\n";
   double execs = 0, rate = 0, sync_s = 0, seconds = 0;
+  std::vector<std::string> problems;  // workers that met errors (stats.json "errors", "last_error")
   int alive = 0, listed = 0;
   for (const std::string& w : workers) {
     const std::string path = (fs::path(sync) / w / "stats.json").string();
@@ -73,10 +100,15 @@ int summary(const std::string& sync, double stale) {
     json j;
     try {
       in >> j;
+      check_stats(j, path);
     } catch (const std::exception& e) {
       std::cerr << "whatsup: cannot read '" << path << "': " << e.what() << "\n";
       return 1;
     }
+    if (num(j, "errors") > 0)
+      problems.push_back(w + ": " + std::to_string(static_cast<long long>(num(j, "errors"))) +
+                         " error(s) reading other workers' files" +
+                         (j.contains("last_error") ? ", the last: " + j["last_error"].get<std::string>() : ""));
     const std::string status = status_of(j, now, stale);
     alive += status == "alive";
     ++listed;
@@ -112,6 +144,10 @@ int summary(const std::string& sync, double stale) {
             << (seconds > 0 ? 100.0 * sync_s / seconds : 0.0) << "% of the workers' time\n";
   std::cout << "findings: " << unique.size() << " unique input(s) in " << files << " file(s)\n";
   for (const auto& [what, n] : by_what) std::cout << "  " << n << " x " << what << "\n";
+  if (!problems.empty()) {
+    std::cout << "errors: " << problems.size() << " worker(s) could not read everything\n";
+    for (const auto& p : problems) std::cout << "  " << p << "\n";
+  }
   ex::check_stdout();
   return 0;
 }

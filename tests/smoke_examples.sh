@@ -128,6 +128,35 @@ refuses "guidance --guidance bogus" "--guidance: unknown name 'bogus'" "${xp}/gu
 refuses "guidance --task bogus" "--task must be nan or f16" "${xp}/guidance" --task bogus
 refuses "model_regression --candidates bogus" "--candidates must list" "${xp}/model_regression" --candidates bogus
 refuses "model_regression --seeds 1.5" "--seeds: '1.5' is not a whole number" "${xp}/model_regression" --seeds 1.5
+# A count past its option's type (2^64, one past the largest 64-bit count) is refused, not wrapped
+# or saturated into a run that never ends — in every experiment driver.
+big=18446744073709551616
+refuses "mnist_nan --executions 2^64" "--executions: '${big}' is too large" "${xp}/mnist_nan" --executions "${big}"
+refuses "mnist_nan --executions 2e19" "--executions: '2e19' is too large" "${xp}/mnist_nan" --executions 2e19
+refuses "mnist_quantization --executions 2^64" "'${big}' is too large" "${xp}/mnist_quantization" --executions "${big}"
+refuses "guidance --executions 2^64" "'${big}' is too large" "${xp}/guidance" --executions "${big}"
+refuses "model_regression --executions 2^64" "'${big}' is too large" "${xp}/model_regression" --executions "${big}"
+refuses "mnist_train --train-steps 2^64" "'${big}' is too large" "${xp}/mnist_train" --train-steps "${big}"
+refuses "char_rnn --executions 2^64" "'${big}' is too large" "${xp}/char_rnn" fuzz --executions "${big}"
+if [[ -x "${xp}/engines" ]]; then
+  refuses "engines --executions 2^64" "'${big}' is too large" "${xp}/engines" --executions "${big}"
+fi
+
+# whatsup on stats.json files it cannot trust: a count out of range, wrong types, not an object —
+# each refused naming the file; a worker that met errors reading its peers is listed.
+ws="${work}/whatsup-sync"
+mkdir -p "${ws}/w"
+printf '{"worker": "w", "executions": 1e300, "finished": 1}\n' > "${ws}/w/stats.json"
+refuses "whatsup: executions 1e300" "${ws}/w/stats.json': key 'executions' is 1e+300, not a count" "${xp}/whatsup" "${ws}"
+printf '{"worker": "w", "host": 5, "finished": 1}\n' > "${ws}/w/stats.json"
+refuses "whatsup: host 5" "${ws}/w/stats.json': key 'host' is 5, not a string" "${xp}/whatsup" "${ws}"
+printf '[1,2,3]\n' > "${ws}/w/stats.json"
+refuses "whatsup: not an object" "${ws}/w/stats.json' is not a JSON object" "${xp}/whatsup" "${ws}"
+printf '{"worker": "w", "executions": 10, "finished": 1, "errors": 2, "last_error": "SyncDirectory: cannot read x"}\n' \
+  > "${ws}/w/stats.json"
+"${xp}/whatsup" "${ws}" > "${work}/whatsup-errors.txt" || fail "whatsup on a worker with errors exited non-zero"
+grep -q "w: 2 error(s) reading other workers' files, the last: SyncDirectory: cannot read x" \
+  "${work}/whatsup-errors.txt" || fail "whatsup does not show the workers' errors: $(cat "${work}/whatsup-errors.txt")"
 
 # The language-model experiment (char_rnn): a tiny GRU trained for a few steps on Debian's
 # fortunes, the blacklist rule on a small screen, both objectives, CGF and random search.
@@ -146,6 +175,10 @@ if [[ -d /usr/share/games/fortunes ]]; then
   "${cr[@]}" fuzz --blacklist "${work}/cr-words.txt" --runs 1 --executions 1000 --out "${work}/cr" \
     > "${work}/cr-fuzz2.txt" || fail "char_rnn fuzz --blacklist exited non-zero"
   grep -q 'words found by any run' "${work}/cr/results-blacklist.md" || fail "char_rnn: no blacklist table"
+  # The objective matches case-insensitively: a capitalised word is spellable in either case.
+  printf 'The\nAND\n' > "${work}/cr-words-caps.txt"
+  "${cr[@]}" fuzz --blacklist "${work}/cr-words-caps.txt" --runs 1 --max-executions 200 --out "${work}/cr-caps" \
+    > "${work}/cr-fuzz3.txt" 2> "${work}/cr-fuzz3.err" || fail "char_rnn fuzz --blacklist The,AND: $(cat "${work}/cr-fuzz3.err")"
   # Bad input: each a non-zero exit and a message naming the file, the option or the word.
   mkdir -p "${work}/cr-empty" "${work}/cr-latin1"
   : > "${work}/cr-empty/fortunes"

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 
 #include <zlib.h>
 
@@ -522,4 +523,57 @@ TEST_CASE("Campaign: CRC-32 over more than 4 GiB checks every byte", "[campaign]
   CHECK(after == static_cast<std::uint32_t>(crc32_z(0L, p, size)));
   ::munmap(p, size);
   ::close(fd);
+}
+
+TEST_CASE("Campaign: a corpus or findings/ the user may not read says so (EACCES), never 'missing' or empty",
+          "[campaign]") {
+  TempDir t;
+  const std::string dir = (t.dir / "c").string();
+  using Catch::Contains;
+  auto f = planted(1, 60000);
+  CampaignSaver saver(dir, 1);
+  const FuzzResult r = f.run(planted_seeds(), saver);
+  REQUIRE(r.found());
+  REQUIRE(!load_findings(dir).empty());
+  // A directory only its owner (root in CI) may enter; then a file only its owner may read.
+  fs::permissions(dir, fs::perms::owner_all);
+  std::string got = nnfuzz_test::run_unprivileged([&] {
+    std::string out;
+    try {
+      load_corpus(dir);
+      out += "corpus loaded\n";
+    } catch (const std::exception& e) {
+      out += std::string("corpus: ") + e.what() + "\n";
+    }
+    try {
+      out += "findings: " + std::to_string(load_findings(dir).size()) + "\n";
+    } catch (const std::exception& e) {
+      out += std::string("findings: ") + e.what() + "\n";
+    }
+    return out;
+  });
+  INFO(got);
+  CHECK_THAT(got, Contains("corpus: load_corpus()") && Contains("Permission denied") && !Contains("does not exist"));
+  CHECK_THAT(got, Contains("findings: load_findings()") && Contains((fs::path(dir) / "findings").string()));
+  fs::permissions(dir, fs::perms::all);
+  fs::permissions(fs::path(dir) / "corpus.bin", fs::perms::owner_read | fs::perms::owner_write);
+  got = nnfuzz_test::run_unprivileged([&] {
+    try {
+      load_corpus(dir);
+      return std::string("corpus loaded");
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+  });
+  CHECK_THAT(got, Contains("load_corpus()") && Contains("corpus.bin") && Contains("Permission denied"));
+}
+
+TEST_CASE("Campaign: a finding with a non-finite input is refused by the writer and the loader", "[campaign]") {
+  using Catch::Contains;
+  TempDir t;
+  Finding f;
+  f.input = RowVector::Constant(16, 0.5f);
+  f.input(3) = std::numeric_limits<float>::infinity();
+  f.what = "x";
+  CHECK_THROWS_WITH(save_finding(t.dir.string(), f, 1), Contains("save_finding()") && Contains("non-finite"));
 }

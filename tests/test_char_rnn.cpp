@@ -683,3 +683,21 @@ TEST_CASE("CharRnn: train on Debian's fortunes (measurement)", "[.char_rnn_fortu
     std::cout << "generate, batch " << b << ": " << static_cast<double>(reps * b * 200) / s << " chars/s\n";
   }
 }
+
+TEST_CASE("CharRnn: a forged weights file whose alphabet repeats a byte is refused at load, naming the file",
+          "[char_rnn]") {
+  TempDir tmp;
+  const CharRnn net = random_net({5, 3, 7}, 21);
+  const std::string path = tmp.file("forged.bin");
+  save_char_rnn(path, net, "abcd");
+  std::vector<char> b = slurp(path);
+  REQUIRE(std::string(b.data() + 32, 4) == "abcd");
+  b[35] = 'a';  // "abca", the CRC recomputed: only the alphabet is wrong
+  const std::uint32_t crc = nnfuzz::detail::crc32_update(0, b.data(), b.size() - 4);
+  for (int i = 0; i < 4; ++i) b[b.size() - 4 + static_cast<std::size_t>(i)] = static_cast<char>(crc >> (8 * i));
+  std::ofstream(path, std::ios::binary).write(b.data(), static_cast<std::streamsize>(b.size()));
+  REQUIRE_THROWS_WITH(load_char_rnn(path), Catch::Contains("load_char_rnn()") && Catch::Contains(path) &&
+                                               Catch::Contains("'a'") && Catch::Contains("twice"));
+  REQUIRE_THROWS_WITH(save_char_rnn(tmp.file("x.bin"), net, "abca"),
+                      Catch::Contains("save_char_rnn()") && Catch::Contains("twice"));
+}

@@ -447,3 +447,24 @@ TEST_CASE("Fuzzer: adaptive policies stay reproducible (one seed, one run)", "[f
   }
   CHECK(a.mutator().batches() == b.mutator().batches());
 }
+
+TEST_CASE("Fuzzer: a copy taken inside a callback is not running; it runs later", "[fuzzer]") {
+  auto f = make_fuzzer(PtrModel{}, planted_options(1));
+  using F = decltype(f);
+  struct Snapshot {
+    F* f;
+    std::vector<F>* copies;
+    void on_start(const FuzzStats&) {
+      copies->push_back(*f);  // copy-constructed mid-run
+      copies->push_back(make_fuzzer(PtrModel{}, planted_options(2)));
+      copies->back() = *f;  // copy-assigned mid-run
+    }
+  };
+  std::vector<F> copies;
+  copies.reserve(2);
+  f.run(planted_seeds(), Snapshot{&f, &copies});
+  REQUIRE(copies.size() == 2);
+  for (auto& c : copies) CHECK_NOTHROW(c.run(planted_seeds()));
+  // The original is released too.
+  CHECK_NOTHROW(f.run(planted_seeds()));
+}

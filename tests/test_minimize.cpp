@@ -94,3 +94,24 @@ TEST_CASE("minimize: bad input is refused clearly", "[minimize]") {
   CHECK(perturbation_size(root, ok).l0 == 16);
   CHECK_THROWS_WITH(perturbation_size(root, RowVector::Zero(3)), Catch::Contains("perturbation_size()"));
 }
+
+TEST_CASE("minimize: the budget holds from the first confirmation; a batch too large to allocate names the option",
+          "[minimize]") {
+  TwoPixelModel model;
+  auto objective = fails;
+  const RowVector root = RowVector::Zero(16), ok = RowVector::Constant(16, 0.9f);
+  MinimizeOptions o;
+  o.max_executions = 10;  // less than one confirmation of batch_size (64) copies
+  CHECK_THROWS_WITH(minimize(model, objective, root, ok, o),
+                    Catch::Contains("'max_executions'") && Catch::Contains("10") && Catch::Contains("64"));
+  o.confirm_batch_size = 5;
+  o.max_executions = 12;
+  const MinimizeResult r = minimize(model, objective, root, ok, o);
+  CHECK(r.executions <= 12);
+  MinimizeOptions huge;
+  huge.batch_size = Index{1} << 40;
+  huge.max_executions = Index{1} << 50;  // the budget is not what stops it
+  CHECK_THROWS_WITH(minimize(model, objective, root, ok, huge),
+                    Catch::Contains("minimize()") && Catch::Contains("'batch_size'") &&
+                        Catch::Contains("1099511627776"));
+}

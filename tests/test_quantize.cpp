@@ -390,3 +390,38 @@ TEST_CASE("prune_magnitude: the fraction is exact per layer; fine-tuning keeps t
   REQUIRE_THROWS_WITH(train_pruned(none, x, y, {masks[1], masks[0], masks[2]}, o),
                       Catch::Contains("apply_masks(): mask 0 is 32 x 16"));
 }
+
+TEST_CASE("quantize_int8: a column of denormal weights gets a usable scale, no NaN code", "[quantize]") {
+  for (const bool per_channel : {true, false}) {
+    Mlp<float> net = tiny_net();
+    net.layers()[0].weights.col(1).setConstant(1e-44f);  // denormal: max / 127 underflows to 0
+    if (!per_channel) net.layers()[0].weights.col(0).setConstant(2e-44f);
+    RowMatrix cal(3, 2);
+    cal << 0, 0, 1, 1, -1, 0.5f;
+    Int8Options o;
+    o.per_channel = per_channel;
+    INFO("per_channel " << per_channel);
+    const Int8Mlp q = quantize_int8(net, cal, o);
+    for (const auto& L : q.layers())
+      for (Index j = 0; j < L.weight_scale.size(); ++j) {
+        CHECK(L.weight_scale(j) >= std::numeric_limits<float>::min());
+        CHECK(std::isfinite(L.weight_scale(j)));
+      }
+    CHECK(q.layers()[0].weights.col(1).cwiseAbs().maxCoeff() == 0);  // 1e-44 is 0 to int8
+    // The logits stay close to the float network's (the tiny weights are ~0 there too).
+    MlpTrace<float> t;
+    net.forward(cal, t);
+    const RowMatrix il = q.logits(cal);
+    CHECK((il - t.logits()).cwiseAbs().maxCoeff() < 0.05f);
+  }
+}
+
+TEST_CASE("quantize_int8: a calibration row that drives an activation to infinity is refused naming layer and row",
+          "[quantize]") {
+  Mlp<float> net = tiny_net();
+  net.layers()[0].weights(0, 1) = 3e38f;
+  RowMatrix cal(3, 2);
+  cal << 0, 0, 0.5f, 0, 2, 0;  // row 2: 2 x 3e38 overflows to +inf in hidden unit 1
+  REQUIRE_THROWS_WITH(quantize_int8(net, cal), Catch::Contains("quantize_int8()") && Catch::Contains("row 2") &&
+                                                   Catch::Contains("layer 0") && Catch::Contains("inf"));
+}

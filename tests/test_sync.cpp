@@ -3,6 +3,7 @@
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/campaign/sync.hpp>
 
+#include "support/alloc_tracker.hpp"
 #include "support/child_process.hpp"
 #include "support/planted.hpp"
 #include "support/temp_dir.hpp"
@@ -430,3 +431,165 @@ TEST_CASE("Sync: SIGKILL of a worker loses nothing; the others go on; it resumes
 }
 
 TEST_CASE("Sync: 20 more SIGKILLs", "[sync][.slow]") { kill_workers(20, 2026); }
+
+namespace {
+// One sync of worker `s` holding `mine` (found by itself from element 1 on), importing into `incoming`.
+void sync_once(SyncDirectory& s, const Corpus& mine, Corpus& incoming, std::uint64_t executions) {
+  FuzzStats st;
+  st.executions = executions;
+  s.on_start(st);
+  s.on_corpus(mine, st);
+  s.on_import(mine, incoming, st);
+}
+bool any_error_has(const SyncDirectory& s, const std::string& a, const std::string& b = "") {
+  for (const auto& e : s.errors())
+    if (e.find(a) != std::string::npos && e.find(b) != std::string::npos) return true;
+  return false;
+}
+}  // namespace
+
+TEST_CASE("Sync: a restarted worker never overwrites its own queue files; it numbers after the highest", "[sync]") {
+  TempDir t;
+  const std::string sync = (t.dir / "s").string();
+  for (std::uint64_t i = 0; i < 4; ++i) write_chunk(sync, "a", i, 16, 0.1f * static_cast<float>(i + 1));
+  const fs::path q = fs::path(sync) / "a" / "queue";
+  fs::remove(q / sync_queue_name(1));  // lost (a broken disk, an operator)
+  const std::string before2 = slurp((q / sync_queue_name(2)).string()),
+                    before3 = slurp((q / sync_queue_name(3)).string());
+  SyncDirectory a(sync, "a", every(100));
+  CHECK(a.counters().queue_files == 4);
+  CHECK(a.counters().gaps == 1);
+  CHECK(any_error_has(a, (q / sync_queue_name(1)).string(), "missing"));
+  // Its next export goes after the highest file; files 2 and 3 are untouched.
+  Corpus mine(16, 1), incoming(16, 1);
+  const RowVector x = RowVector::Zero(16);
+  const float v0[1] = {0}, v1[1] = {7};
+  mine.add(x.data(), v0, -1, 0, 0, 0);
+  mine.add(x.data(), v1, 0, 0, 1, 5);
+  FuzzStats st;
+  a.on_start(st);
+  a.on_corpus(mine, st);  // marks both as there before: add one more found by itself
+  mine.add(x.data(), v1, 1, 0, 2, 6);
+  st.executions = 100;
+  a.on_import(mine, incoming, st);
+  CHECK(a.counters().exported == 1);
+  CHECK(fs::exists(q / sync_queue_name(4)));
+  CHECK(!fs::exists(q / sync_queue_name(1)));
+  CHECK(slurp((q / sync_queue_name(2)).string()) == before2);
+  CHECK(slurp((q / sync_queue_name(3)).string()) == before3);
+}
+
+TEST_CASE("Sync: a gap in a peer's queue is waited on for gap_seconds, then reported and skipped (or stops a strict run)",
+          "[sync]") {
+  TempDir t;
+  const std::string sync = (t.dir / "s").string();
+  write_chunk(sync, "p", 0, 16, 0.1f);
+  write_chunk(sync, "p", 2, 16, 0.3f);
+  write_chunk(sync, "p", 3, 16, 0.4f);
+  const std::string missing = (fs::path(sync) / "p" / "queue" / sync_queue_name(1)).string();
+  Corpus mine(16, 1), incoming(16, 1);
+  const RowVector x = RowVector::Zero(16);
+  const float v0[1] = {-1};
+  mine.add(x.data(), v0, -1, 0, 0, 0);
+  {
+    SyncOptions o = every(100);
+    o.gap_seconds = 1e9;  // still waiting: file 1 may yet appear (a slow shared file system)
+    SyncDirectory w(sync, "w", o);
+    sync_once(w, mine, incoming, 100);
+    CHECK(incoming.size() == 2);
+    CHECK(w.watermarks().at("p") == 1);
+    CHECK(w.errors().empty());
+    CHECK(w.counters().gaps == 0);
+  }
+  {
+    incoming.reset(16, 1);
+    SyncOptions o = every(100);
+    o.gap_seconds = 0;
+    SyncDirectory w(sync, "w2", o);
+    sync_once(w, mine, incoming, 100);
+    CHECK(incoming.size() == 6);  // files 0, 2 and 3
+    CHECK(w.watermarks().at("p") == 4);
+    CHECK(w.counters().gaps == 1);
+    CHECK(any_error_has(w, missing, "gap"));
+  }
+  {
+    incoming.reset(16, 1);
+    SyncOptions o = every(100);
+    o.gap_seconds = 0;
+    o.strict = true;
+    SyncDirectory w(sync, "w3", o);
+    CHECK_THROWS_WITH(sync_once(w, mine, incoming, 100), Contains(missing) && Contains("gap"));
+  }
+  SyncOptions bad = every(100);
+  bad.gap_seconds = -1;
+  CHECK_THROWS_WITH(SyncDirectory(sync, "w4", bad), Contains("'gap_seconds'") && Contains("-1"));
+}
+
+TEST_CASE("Sync: a queue file that is a symlink loop is reported by name, counted, and in stats.json", "[sync]") {
+  TempDir t;
+  const std::string sync = (t.dir / "s").string();
+  write_chunk(sync, "p", 0);
+  const fs::path loop = fs::path(sync) / "p" / "queue" / sync_queue_name(1);
+  fs::create_symlink(loop, loop);
+  write_chunk(sync, "p", 2);
+  Corpus mine(16, 1), incoming(16, 1);
+  const RowVector x = RowVector::Zero(16);
+  const float v0[1] = {-1};
+  mine.add(x.data(), v0, -1, 0, 0, 0);
+  SyncDirectory w(sync, "w", every(100));
+  sync_once(w, mine, incoming, 100);
+  CHECK(any_error_has(w, loop.string(), "symbolic links"));
+  CHECK(w.counters().bad_files == 1);
+  CHECK(incoming.size() == 4);  // files 0 and 2: the loop is skipped as a bad file
+  w.on_end(FuzzStats{});
+  const std::string json = slurp(w.worker_dir() + "/stats.json");
+  CHECK_THAT(json, Contains("\"errors\": 1") && Contains("symbolic links"));
+}
+
+TEST_CASE("Sync: a peer's queue/ this worker may not read (EACCES) is reported once, never taken as empty", "[sync]") {
+  TempDir t;
+  const std::string sync = (t.dir / "s").string();
+  write_chunk(sync, "p", 0);
+  write_chunk(sync, "ok", 0);
+  fs::permissions(sync, fs::perms::all);  // the unprivileged worker creates its own directory
+  fs::permissions(fs::path(sync) / "p" / "queue", fs::perms::owner_all);
+  const std::string got = nnfuzz_test::run_unprivileged([&] {
+    Corpus mine(16, 1), incoming(16, 1);
+    const RowVector x = RowVector::Zero(16);
+    const float v0[1] = {-1};
+    mine.add(x.data(), v0, -1, 0, 0, 0);
+    SyncDirectory w(sync, "w", every(100));
+    sync_once(w, mine, incoming, 100);
+    FuzzStats st;
+    st.executions = 200;
+    w.on_import(mine, incoming, st);  // a second sync: the same error is not repeated
+    std::string out = "imported " + std::to_string(incoming.size()) + " errors " + std::to_string(w.errors().size()) +
+                      " bad " + std::to_string(w.counters().bad_files) + "\n";
+    for (const auto& e : w.errors()) out += e + "\n";
+    return out;
+  });
+  INFO(got);
+  CHECK_THAT(got, Contains("imported 2 errors 1 bad 1"));
+  CHECK_THAT(got, Contains((fs::path(sync) / "p" / "queue").string()) && Contains("Permission denied"));
+}
+
+TEST_CASE("Sync: a huge garbage queue file is refused by its header, never read whole", "[sync]") {
+  TempDir t;
+  const std::string sync = (t.dir / "s").string();
+  const fs::path q = fs::path(sync) / "p" / "queue";
+  fs::create_directories(q);
+  const std::string garbage = (q / sync_queue_name(0)).string();
+  std::ofstream(garbage, std::ios::binary) << "garbage!garbage!";
+  fs::resize_file(garbage, std::uintmax_t{64} << 20);  // sparse: 64 MiB of zeros
+  // A valid header (a dense corpus of 2 elements of 16 floats) on a file of the wrong size.
+  const std::string valid = write_chunk(sync, "p", 1);
+  const std::string lying = (q / sync_queue_name(2)).string();
+  fs::copy_file(valid, lying);
+  fs::resize_file(lying, std::uintmax_t{64} << 20);
+  nnfuzz_test::g_largest_alloc = 0;
+  CHECK_THROWS_WITH(load_corpus(q.string(), sync_queue_name(0)), Contains(garbage) && Contains("magic"));
+  CHECK(nnfuzz_test::g_largest_alloc.load() < (std::size_t{1} << 20));
+  nnfuzz_test::g_largest_alloc = 0;
+  CHECK_THROWS_WITH(load_corpus(q.string(), sync_queue_name(2)), Contains(lying) && Contains("claims 2 elements"));
+  CHECK(nnfuzz_test::g_largest_alloc.load() < (std::size_t{1} << 20));
+}

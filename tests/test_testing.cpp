@@ -4,10 +4,14 @@
 #include <catch2/catch.hpp>
 #include <nnfuzz/testing/catch2.hpp>
 
+#include "support/child_process.hpp"
 #include "support/planted.hpp"
 #include "support/temp_dir.hpp"
 
 #include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 
@@ -126,4 +130,96 @@ TEST_CASE("fuzz_test: a missing regression directory or a corrupt regression fil
   other.what = "x";
   save_finding(dir, other, 1);
   CHECK_THROWS_WITH(fuzz_test(f, seeds, o), Catch::Contains("does not fit this model") && Catch::Contains("8"));
+}
+
+TEST_CASE("fuzz_test: NNFUZZ_SEED is parsed strictly; a budget out of range or rounding to 0 names the variable",
+          "[testing]") {
+  const RowMatrix seeds = nnfuzz_test::planted_seeds();
+  auto f = fuzzer_for(1);
+  FuzzTestOptions o;
+  o.max_executions = 1000;
+  for (const char* v : {" -5", "+5", " 5", "5 ", "0x10"}) {
+    EnvVar seed("NNFUZZ_SEED", v);
+    CHECK_THROWS_WITH(fuzz_test(f, seeds, o), Catch::Contains(std::string("NNFUZZ_SEED='") + v + "'"));
+  }
+  {
+    EnvVar seed("NNFUZZ_SEED", "18446744073709551615");  // the largest seed is a seed
+    CHECK(fuzz_test(f, seeds, o).seed == 18446744073709551615ull);
+  }
+  {
+    EnvVar budget("NNFUZZ_BUDGET", "100");
+    o.max_executions = 1000000000000000000ull;  // 1e18 x 100 does not fit in 64 bits
+    CHECK_THROWS_WITH(fuzz_test(f, seeds, o), Catch::Contains("NNFUZZ_BUDGET='100'") &&
+                                                  Catch::Contains("1000000000000000000") &&
+                                                  Catch::Contains("'max_executions'"));
+    o.max_executions = std::numeric_limits<std::uint64_t>::max();
+    CHECK_THROWS_WITH(fuzz_test(f, seeds, o), Catch::Contains("NNFUZZ_BUDGET='100'"));
+  }
+  {
+    EnvVar budget("NNFUZZ_BUDGET", "1e-9");
+    o.max_executions = 20000;
+    CHECK_THROWS_WITH(fuzz_test(f, seeds, o), Catch::Contains("NNFUZZ_BUDGET='1e-9'") &&
+                                                  Catch::Contains("budget of 0 executions") &&
+                                                  Catch::Contains("20000"));
+  }
+}
+
+TEST_CASE("fuzz_test: a finding that cannot be saved (read-only regression_dir) is still reported whole",
+          "[testing]") {
+  nnfuzz_test::TempDir tmp("nnfuzz_testing_ro");
+  const std::string dir = (tmp.dir / "regressions").string();
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                           fs::perms::others_read | fs::perms::others_exec);  // 0755: not writable by the child
+  const RowMatrix seeds = nnfuzz_test::planted_seeds();
+  const std::string got = nnfuzz_test::run_unprivileged([&] {
+    auto bad = fuzzer_for(2);
+    FuzzTestOptions o;
+    o.seed = 3;
+    o.regression_dir = dir;
+    const FuzzTestReport r = fuzz_test(bad, seeds, o);
+    std::string out = r.passed ? "passed\n" : "failed\n";
+    for (const auto& file : r.files) out += "file " + file + "\n";
+    return out + r.message;
+  });
+  INFO(got);
+  REQUIRE_THAT(got, Catch::StartsWith("failed\n"));
+  CHECK_THAT(got, Catch::Contains("the objective fired: non-finite") && Catch::Contains("seed #") &&
+                      Catch::Contains("cannot be saved in '" + dir) && Catch::Contains("NNFUZZ_SEED=3") &&
+                      Catch::Contains("input:"));
+  // The finding went to a fallback directory instead, and replays from there.
+  const auto at = got.find("file ");
+  REQUIRE(at != std::string::npos);
+  const std::string file = got.substr(at + 5, got.find('\n', at) - at - 5);
+  CHECK(file.rfind(dir, 0) != 0);
+  auto bad = fuzzer_for(2);
+  CHECK(bad.replay(load_finding(file).finding.input));
+  fs::remove_all(fs::path(file).parent_path().parent_path());
+}
+
+TEST_CASE("fuzz_test: a saved regression input that is not finite is refused naming the file, not replayed",
+          "[testing]") {
+  nnfuzz_test::TempDir tmp("nnfuzz_testing_nan");
+  const std::string dir = tmp.dir.string();
+  Finding f;
+  f.input = RowVector::Constant(16, 0.5f);
+  f.what = "x";
+  const std::string path = save_finding(dir, f, 1);
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(&bytes[bytes.size() - 4 - 4 * 16], &nan, 4);  // the first input float
+  const std::uint32_t crc = detail::crc32_update(0, bytes.data(), bytes.size() - 4);
+  for (int i = 0; i < 4; ++i) bytes[bytes.size() - 4 + static_cast<std::size_t>(i)] = static_cast<char>(crc >> (8 * i));
+  std::ofstream(path, std::ios::binary) << bytes;
+  CHECK_THROWS_WITH(load_finding(path), Catch::Contains(path) && Catch::Contains("non-finite"));
+  const RowMatrix seeds = nnfuzz_test::planted_seeds();
+  auto f2 = fuzzer_for(1);
+  FuzzTestOptions o;
+  o.regression_dir = dir;
+  o.max_executions = 1000;
+  CHECK_THROWS_WITH(fuzz_test(f2, seeds, o), Catch::Contains(path) && Catch::Contains("non-finite"));
 }

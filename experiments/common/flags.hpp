@@ -47,7 +47,7 @@ inline CLI::Option* scale(CLI::App& app, std::string& v, const std::string& note
 /// --runs N: independent runs per method.
 inline CLI::Option* runs(CLI::App& app, int& v, const std::string& note = "") {
   return app.add_option("--runs", v, detail::help("runs per method", note))
-      ->transform(integer_count())
+      ->transform(integer_count<int>())
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
 }
@@ -55,14 +55,14 @@ inline CLI::Option* runs(CLI::App& app, int& v, const std::string& note = "") {
 template <typename T>
 CLI::Option* seed(CLI::App& app, T& v, const std::string& note = "") {
   return app.add_option("--seed", v, detail::help("master RNG seed", note))
-      ->transform(integer_count())
+      ->transform(integer_count<T>())
       ->capture_default_str();
 }
 /// --executions N: the execution budget (1e6 and 2.5e5 are accepted; out-of-range counts refused).
 template <typename T>
 CLI::Option* executions(CLI::App& app, T& v, const std::string& note = "") {
   return app.add_option("--executions", v, detail::help("execution budget", note))
-      ->transform(integer_count())
+      ->transform(integer_count<T>())
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
 }
@@ -70,7 +70,7 @@ CLI::Option* executions(CLI::App& app, T& v, const std::string& note = "") {
 template <typename T>
 CLI::Option* batch(CLI::App& app, T& v, const std::string& note = "") {
   return app.add_option("--batch", v, detail::help("mutants per iteration (one model call)", note))
-      ->transform(integer_count())
+      ->transform(integer_count<T>())
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
 }
@@ -78,7 +78,7 @@ CLI::Option* batch(CLI::App& app, T& v, const std::string& note = "") {
 template <typename T>
 CLI::Option* seeds(CLI::App& app, T& v, const std::string& note = "") {
   return app.add_option("--seeds", v, detail::help("seed inputs", note))
-      ->transform(integer_count())
+      ->transform(integer_count<T>())
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
 }
@@ -131,7 +131,7 @@ template <typename T>
 CLI::Option* train_steps(CLI::App& app, T& v, const std::string& note = "") {
   return app.add_option("--train-steps", v,
                         detail::help("override the recipe's training steps (0 = recipe; for smoke tests)", note))
-      ->transform(integer_count())
+      ->transform(integer_count<T>())
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
 }

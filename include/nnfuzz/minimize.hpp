@@ -11,7 +11,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <new>
 #include <numeric>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -54,7 +57,8 @@ struct MinimizeOptions {
   int line_rounds = 3;
   /// Greedy resets of blocks of elements to the root, block sizes halving down to 1 (afl-tmin).
   bool reset_elements = true;
-  /// Budget of model executions (candidates and confirmations); the search stops when spent.
+  /// Budget of model executions (candidates and confirmations), the first confirmation included:
+  /// it must be at least one confirmation's rows; the search stops when spent.
   Index max_executions = 20000;
 };
 
@@ -94,10 +98,27 @@ MinimizeResult minimize(Model& model, Objective& objective, const Eigen::Ref<con
   if (o.line_rounds < 0) detail::fail(fn, ": option 'line_rounds' must be >= 0, got ", o.line_rounds);
   if (o.max_executions < 1) detail::fail(fn, ": option 'max_executions' must be >= 1, got ", o.max_executions);
   const Index confirm_rows = o.confirm_batch_size > 0 ? o.confirm_batch_size : o.batch_size;
+  if (o.max_executions < confirm_rows)  // the first confirmation alone would overspend
+    detail::fail(fn, ": option 'max_executions' = ", o.max_executions, " is less than one confirmation of ",
+                 confirm_rows, " rows (option '", o.confirm_batch_size > 0 ? "confirm_batch_size" : "batch_size",
+                 "'): raise it or lower that option");
 
   typename Model::Output out;
   Mask hits;
-  RowMatrix batch(o.batch_size, D), copies(confirm_rows, D);
+  RowMatrix batch, copies;
+  for (const auto& [name, rows, m] : {std::tuple<const char*, Index, RowMatrix*>{"batch_size", o.batch_size, &batch},
+                                      {"confirm_batch_size", confirm_rows, &copies}}) {
+    const double mib = static_cast<double>(rows) * static_cast<double>(D) * 4.0 / (1 << 20);
+    if (rows > std::numeric_limits<Index>::max() / std::max<Index>(D, 1))
+      detail::fail(fn, ": option '", name, "' = ", rows, " needs a ", rows, " x ", D, " float batch (", mib,
+                   " MiB): too large");
+    try {
+      m->resize(rows, D);
+    } catch (const std::bad_alloc&) {
+      detail::fail(fn, ": option '", name, "' = ", rows, " needs a ", rows, " x ", D, " float batch (", mib,
+                   " MiB): cannot allocate it");
+    }
+  }
   MinimizeResult r;
   r.input = finding;
   r.before = perturbation_size(root, finding);

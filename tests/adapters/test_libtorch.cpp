@@ -197,3 +197,14 @@ TEST_CASE("LibTorchModel: a short fuzz run is reproducible, and the planted NaN 
   CHECK(r.findings[0].input(0) > 0.005f);  // pixel 0 moved off 0: the planted trigger
   CHECK(fuzzer.replay(r.findings[0].input));
 }
+
+TEST_CASE("LibTorchModel: a dtype without CPU kernels is blamed on 'dtype', not on 'input_shape'",
+          "[adapters][libtorch]") {
+  using Catch::Matchers::Contains;
+  if (!have("tiny-mlp.pt")) return;
+  nnfuzz::LibTorchOptions o = mlp_options();
+  o.dtype = torch::kFloat16;  // addmm has no Half kernel on the CPU
+  const std::string m = message_of([&] { nnfuzz::LibTorchModel(model_path("tiny-mlp.pt"), o); });
+  CHECK_THAT(m, Contains("option 'dtype' Half") && Contains("not implemented for 'Half'"));
+  CHECK_THAT(m, !Contains("option 'input_shape'"));
+}

@@ -222,3 +222,75 @@ TEST_CASE("OpenCvDnnModel: the planted NaN is found through OpenCV (NonFiniteObj
   CHECK_THAT(r.findings[0].what, Catch::Matchers::StartsWith("non-finite in '"));
   CHECK(fuzzer.replay(r.findings[0].input));
 }
+
+namespace {
+// A protobuf writer, enough for a hand-made ONNX model: x (N x 24) MatMul W (24 x 32) -> y.
+std::string pb_varint(std::uint64_t v) {
+  std::string s;
+  for (; v >= 0x80; v >>= 7) s += static_cast<char>((v & 0x7f) | 0x80);
+  return s + static_cast<char>(v);
+}
+std::string pb_int(int field, std::uint64_t v) { return pb_varint(static_cast<std::uint64_t>(field) << 3) + pb_varint(v); }
+std::string pb_bytes(int field, const std::string& b) {
+  return pb_varint((static_cast<std::uint64_t>(field) << 3) | 2) + pb_varint(b.size()) + b;
+}
+// `dims` declared; `floats` values stored, as raw_data or as float_data.
+std::vector<uchar> matmul_onnx(std::vector<std::uint64_t> dims, std::size_t floats, bool raw) {
+  std::string tensor;
+  for (auto d : dims) tensor += pb_int(1, d);
+  tensor += pb_int(2, 1) + pb_bytes(8, "W");
+  std::string data;
+  for (std::size_t i = 0; i < floats; ++i) {
+    const float v = 0.01f * static_cast<float>(i % 17);
+    data.append(reinterpret_cast<const char*>(&v), 4);
+  }
+  tensor += raw ? pb_bytes(9, data) : pb_bytes(4, data);  // float_data packed
+  const std::string node = pb_bytes(1, "x") + pb_bytes(1, "W") + pb_bytes(2, "y") + pb_bytes(3, "mm") +
+                           pb_bytes(4, "MatMul");
+  auto value_info = [](const std::string& name, std::uint64_t width) {  // N x width floats
+    const std::string shape = pb_bytes(2, pb_bytes(1, pb_bytes(2, "N")) + pb_bytes(1, pb_int(1, width)));
+    return pb_bytes(1, name) + pb_bytes(2, pb_bytes(1, pb_int(1, 1) + shape));
+  };
+  const std::string graph = pb_bytes(1, node) + pb_bytes(2, "g") + pb_bytes(5, tensor) +
+                            pb_bytes(11, value_info("x", 24)) + pb_bytes(12, value_info("y", 32));
+  const std::string model = pb_int(1, 7) + pb_bytes(8, pb_bytes(1, "") + pb_int(2, 13)) + pb_bytes(7, graph);
+  return std::vector<uchar>(model.begin(), model.end());
+}
+nnfuzz::OpenCvDnnOptions matmul_options() {
+  nnfuzz::OpenCvDnnOptions o;
+  o.input_shape = {24};
+  o.select.coverage = {"y"};
+  return o;
+}
+}  // namespace
+
+TEST_CASE("OpenCvDnnModel: an initializer holding less data than its shape is refused before OpenCV reads it",
+          "[adapters][opencv]") {
+  using Catch::Matchers::Contains;
+  // The hand-made model is valid as written: OpenCV reads and runs it.
+  nnfuzz::OpenCvDnnModel good(matmul_onnx({24, 32}, 24 * 32, true), matmul_options());
+  CHECK(good.widths() == std::vector<Index>{32});
+  CHECK(nnfuzz::OpenCvDnnModel(matmul_onnx({24, 32}, 24 * 32, false), matmul_options()).widths() ==
+        std::vector<Index>{32});
+  // Declared 2400 x 32, data for 24 x 32 (raw_data), or 100 values (float_data): OpenCV would
+  // read past the data (SIGSEGV); refused naming the tensor.
+  CHECK_THROWS_WITH(nnfuzz::OpenCvDnnModel(matmul_onnx({2400, 32}, 24 * 32, true), matmul_options()),
+                    Contains("OpenCvDnnModel()") && Contains("initializer 'W'") && Contains("{2400, 32}") &&
+                        Contains("needs 307200 bytes of raw_data, holds 3072"));
+  CHECK_THROWS_WITH(nnfuzz::OpenCvDnnModel(matmul_onnx({24, 32}, 100, false), matmul_options()),
+                    Contains("initializer 'W'") && Contains("needs 768 stored values, holds 100"));
+  CHECK_THROWS_WITH(nnfuzz::OpenCvDnnModel(matmul_onnx({24, 32}, 100, true), matmul_options()),
+                    Contains("initializer 'W'") && Contains("holds 400"));
+}
+
+TEST_CASE("OpenCvDnnModel: an input_shape whose product overflows or cannot be allocated names the option",
+          "[adapters][opencv]") {
+  using Catch::Matchers::Contains;
+  nnfuzz::OpenCvDnnOptions o = matmul_options();
+  o.input_shape = {65536, 65536, 65536, 65536};
+  CHECK_THROWS_WITH(nnfuzz::OpenCvDnnModel(matmul_onnx({24, 32}, 24 * 32, true), o),
+                    Contains("option 'input_shape' {65536, 65536, 65536, 65536}") && Contains("overflows"));
+  o.input_shape = {1048576, 1048576};
+  CHECK_THROWS_WITH(nnfuzz::OpenCvDnnModel(matmul_onnx({24, 32}, 24 * 32, true), o),
+                    Contains("option 'input_shape' {1048576, 1048576}") && Contains("cannot allocate"));
+}

@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include <grp.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace nnfuzz_test {
@@ -63,6 +65,36 @@ inline std::vector<std::uint64_t> read_reported(int fd) {
   for (std::size_t at = 0, nl; (nl = got.find('\n', at)) != std::string::npos; at = nl + 1)
     reported.push_back(std::stoull(got.substr(at, nl - at)));
   return reported;
+}
+
+/// Runs body() (returning a std::string) in a child process as an unprivileged user — uid and
+/// gid 65534 (nobody) when this process is root, as in CI, where permission bits do not stop
+/// root; this process's own user otherwise — and returns what it returned ("exception: <what>"
+/// if it threw). Files the test made as root with mode 0700 are then out of the child's reach.
+template <typename Body>
+std::string run_unprivileged(Body body) {
+  const Child c = fork_with_pipe([&](int fd) {
+    std::string out;
+    if (::geteuid() == 0 && (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0))
+      out = "cannot drop privileges";
+    else
+      try {
+        out = body();
+      } catch (const std::exception& e) {
+        out = std::string("exception: ") + e.what();
+      }
+    for (std::size_t at = 0; at < out.size();) {
+      const ssize_t n = ::write(fd, out.data() + at, out.size() - at);
+      if (n <= 0) std::_Exit(3);
+      at += static_cast<std::size_t>(n);
+    }
+  });
+  const std::string got = read_all_and_close(c.read_fd);
+  int status = 0;
+  ::waitpid(c.pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  return got;
 }
 
 }  // namespace nnfuzz_test

@@ -119,7 +119,10 @@ class LibTorchModel {
 
  private:
   // LibTorch's own message, without its C++ backtrace: c10::Error's first line; for an error
-  // raised in the TorchScript interpreter (a traceback first), its last line ("RuntimeError: …").
+  // raised in the TorchScript interpreter (a traceback first), its last line ("RuntimeError: …");
+  // for any other (a TorchScript compile error: the reason first, then the position and the
+  // source), its first line and the position ('File "code/__torch__.py", line 10'), never a
+  // stray source line.
   static std::string engine_message(const std::exception& e) {
     if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) {
       const std::string s = c10_error->what_without_backtrace();
@@ -127,8 +130,26 @@ class LibTorchModel {
     }
     std::string s(e.what());
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-    const auto nl = s.rfind('\n');
-    return nl == std::string::npos ? s : s.substr(nl + 1);
+    auto trim = [](std::string t) {
+      const auto a = t.find_first_not_of(" \t");
+      return a == std::string::npos ? std::string() : t.substr(a);
+    };
+    if (s.find("Traceback") != std::string::npos) {
+      const auto nl = s.rfind('\n');
+      return nl == std::string::npos ? s : s.substr(nl + 1);
+    }
+    const auto nl = s.find('\n');
+    std::string out = trim(s.substr(0, nl));
+    for (std::size_t at = nl; at != std::string::npos && at < s.size();) {
+      const auto end = s.find('\n', at + 1);
+      const std::string line = trim(s.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1));
+      if (line.rfind("File \"", 0) == 0 || line.rfind("at ", 0) == 0) {
+        out += " (" + line + ")";
+        break;
+      }
+      at = end;
+    }
+    return out;
   }
 
   void init(bool own) {
@@ -152,13 +173,20 @@ class LibTorchModel {
                    engine_message(e));
     }
     // A probe batch of two zero inputs: the names, shapes and types of the outputs, checked once.
-    RowMatrix probe = RowMatrix::Zero(2, input_dim_);
+    RowMatrix probe = detail::probe_batch(who, options_.input_shape, input_dim_);
     torch::IValue result;
     try {
       result = forward(probe.data(), 2);
     } catch (const std::exception& e) {
+      // A kernel missing for a reduced-precision dtype ("... not implemented for 'Half'", float16
+      // on the CPU) is the dtype's fault, not the input shape's.
+      const std::string why = engine_message(e);
+      const std::string type_name = c10::toString(static_cast<c10::ScalarType>(dt));
+      if (dt != torch::kFloat32 && why.find("not implemented for '" + type_name + "'") != std::string::npos)
+        detail::fail(who, ": option 'dtype' ", type_name, " is not supported by LibTorch for ", source_,
+                     " on this device (use float32 or bfloat16 on the CPU): LibTorch says: ", why);
       detail::fail(who, ": option 'input_shape' ", detail::shape_text(options_.input_shape), " (", input_dim_,
-                   " floats per input) does not fit ", source_, ": LibTorch says: ", engine_message(e));
+                   " floats per input) does not fit ", source_, ": LibTorch says: ", why);
     }
     all_names_.clear();
     std::vector<torch::Tensor> tensors;

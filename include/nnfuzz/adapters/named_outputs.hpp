@@ -8,6 +8,9 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,9 +78,15 @@ inline std::vector<std::string> fetch_list(const char* who, const EngineOutputs&
   return all;
 }
 
-/// "a, b, c" (at most `max` names, then "… (N in all)").
-// Floats per input of an engine's input shape (without the batch axis); refuses an empty shape
-// or a dimension below 1, naming `who`.
+/// "{1, 28, 28}": an input shape option, for messages.
+template <typename T>
+std::string shape_text(const std::vector<T>& shape) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "}";
+}
+/// Floats per input of an engine's input shape (without the batch axis); refuses an empty shape,
+/// a dimension below 1 or a product that overflows, naming `who`.
 template <typename T>
 Index input_size(const char* who, const std::vector<T>& shape) {
   if (shape.empty())
@@ -87,10 +96,26 @@ Index input_size(const char* who, const std::vector<T>& shape) {
   Index size = 1;
   for (T d : shape) {
     if (d < 1) fail(who, ": option 'input_shape' has a dimension ", d, " (each must be >= 1)");
+    // The product checked before it is taken: 65536^4 must not wrap to 0 floats per input.
+    if (static_cast<std::uint64_t>(d) > static_cast<std::uint64_t>(std::numeric_limits<Index>::max() / size))
+      fail(who, ": option 'input_shape' ", shape_text(shape), " holds more than ",
+           std::numeric_limits<Index>::max(), " floats per input (the product of its dimensions overflows)");
     size *= static_cast<Index>(d);
   }
   return size;
 }
+/// The zero probe batch (2 inputs) an adapter's constructor runs once; an input_shape too large
+/// to allocate is named (the option and the size), never a bare std::bad_alloc.
+template <typename T>
+RowMatrix probe_batch(const char* who, const std::vector<T>& shape, Index input_dim) {
+  try {
+    return RowMatrix::Zero(2, input_dim);
+  } catch (const std::bad_alloc&) {
+    fail(who, ": option 'input_shape' ", shape_text(shape), " (", input_dim, " floats per input) needs a probe batch of 2 x ",
+         input_dim, " floats (", static_cast<double>(input_dim) * 8.0 / (1 << 20), " MiB): cannot allocate it");
+  }
+}
+/// "a, b, c" (at most `max` names, then "… (N in all)").
 inline std::string join_names(const std::vector<std::string>& names, std::size_t max = 40) {
   std::string s;
   for (std::size_t i = 0; i < names.size() && i < max; ++i) s += (i ? ", " : "") + names[i];
@@ -98,13 +123,6 @@ inline std::string join_names(const std::vector<std::string>& names, std::size_t
   return s.empty() ? "(none)" : s;
 }
 
-/// "{1, 28, 28}": an input shape option, for messages.
-template <typename T>
-std::string shape_text(const std::vector<T>& shape) {
-  std::string s = "{";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "}";
-}
 
 /// The floats of a batch as one contiguous row-major block: batch.data() itself (the fuzzer's
 /// batches always are), or a copy in `scratch` for a caller's strided view. Fails (naming `who`

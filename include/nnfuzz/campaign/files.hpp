@@ -199,7 +199,33 @@ inline void save_corpus(const std::string& dir, const Corpus& c, const std::stri
 /// one that is not a regular file and an unreadable one each say so). `name`: see save_corpus().
 inline Corpus load_corpus(const std::string& dir, const std::string& name = "corpus.bin") {
   const std::string path = (std::filesystem::path(dir) / name).string();
-  const auto bytes = detail::read_sealed("load_corpus()", path, detail::kCorpusMagic, detail::kMaxCorpusBytes);
+  // The header against the file's size before the body is read (a huge file that claims two
+  // elements is refused at once, without reading it).
+  auto head_check = [&path](const std::vector<std::uint8_t>& h, std::uintmax_t size) {
+    if (h.size() < 36) return;  // the full parse below reports it
+    const std::uint32_t version = detail::get_u32(&h[8]);
+    std::uint64_t header = 0, count = 0, per = 0;
+    bool exact = true;
+    if (version == 1) {
+      header = 28;
+      count = detail::get_u64(&h[20]);
+      per = 40 + 4 * (std::uint64_t{detail::get_u32(&h[12])} + detail::get_u32(&h[16]));
+    } else if (version == 2 && h.size() >= 40) {
+      count = detail::get_u64(&h[16]);
+      const std::uint32_t parts = detail::get_u32(&h[32]);
+      exact = parts == 0;
+      header = exact ? 40 : 36;
+      per = 40 + 4 * (std::uint64_t{detail::get_u32(&h[12])} + (exact ? detail::get_u32(&h[36]) : 0));
+    } else {
+      return;
+    }
+    const std::uint64_t fits = size >= header + 4 ? (size - header - 4) / per : 0;
+    if (count > fits || (exact && header + count * per + 4 != size))
+      detail::fail("load_corpus(): file '", path, "' claims ", count, " elements, its size (", size, " bytes) fits ",
+                   fits);
+  };
+  const auto bytes =
+      detail::read_sealed("load_corpus()", path, detail::kCorpusMagic, detail::kMaxCorpusBytes, head_check);
   detail::Reader r{"load_corpus()", path, bytes};
   r.pos = 8;
   const std::uint32_t version = r.u32();
@@ -299,7 +325,8 @@ struct SavedFinding {
 /// Writes one finding to DIR/findings/finding-<execution>-<pid>-<n>.bin atomically and durably,
 /// and returns the path. Never replaces a file: the name is taken with link(), so two processes
 /// writing into one directory cannot overwrite each other's findings. Refuses (before writing)
-/// an input width outside [1, 2^24] or a file the loader would find too large.
+/// an input width outside [1, 2^24], a non-finite input value or a file the loader would find
+/// too large.
 inline std::string save_finding(const std::string& dir, const Finding& f, std::uint64_t run_seed) {
   namespace fs = std::filesystem;
   const fs::path fdir = fs::path(dir) / "findings";
@@ -326,6 +353,15 @@ inline std::string save_finding(const std::string& dir, const Finding& f, std::u
   } else if (f.input.cols() < 1 || f.input.cols() > static_cast<Index>(detail::kMaxCampaignDim))
     detail::fail("save_finding(): finding input width ", f.input.cols(), " (must be in [1, ", detail::kMaxCampaignDim,
                  "]), directory '", fdir.string(), "'");
+  if (structured) {
+    for (std::size_t p = 0; p < f.value.floats.size(); ++p)
+      if (!detail::all_finite(f.value.floats[p].data(), f.value.floats[p].size()))
+        detail::fail("save_finding(): finding part ", p, " holds a non-finite input value (the loader refuses it), ",
+                     "directory '", fdir.string(), "'");
+  } else if (!detail::all_finite(f.input.data(), static_cast<std::size_t>(f.input.cols()))) {
+    detail::fail("save_finding(): finding holds a non-finite input value (the loader refuses it), directory '",
+                 fdir.string(), "'");
+  }
   if (48 + f.what.size() + 4 * static_cast<std::uint64_t>(f.input.cols()) > detail::kMaxFindingBytes)
     detail::fail("save_finding(): finding too large for the loader (description of ", f.what.size(),
                  " bytes), directory '", fdir.string(), "'");
@@ -408,12 +444,17 @@ inline SavedFinding read_finding_file(const char* fn, const std::string& path) {
       } else {
         s.finding.value.floats[p].resize(n);
         r.floats(s.finding.value.floats[p].data(), n);
+        if (!all_finite(s.finding.value.floats[p].data(), n))
+          fail(fn, ": file '", path, "' part ", p, " holds a non-finite input value (NaN or infinity): not an input ",
+               "the fuzzer makes");
       }
     }
   } else {
     r.need(4 * static_cast<std::size_t>(dim));  // before allocating what the file claims
     s.finding.input.resize(dim);
     r.floats(s.finding.input.data(), dim);
+    if (!all_finite(s.finding.input.data(), dim))
+      fail(fn, ": file '", path, "' holds a non-finite input value (NaN or infinity): not an input the fuzzer makes");
   }
   if (r.pos + 4 != bytes.size()) fail(fn, ": file '", path, "' has trailing bytes");
   return s;
@@ -425,7 +466,8 @@ inline SavedFinding read_finding_file(const char* fn, const std::string& path) {
 inline SavedFinding load_finding(const std::string& path) { return detail::read_finding_file("load_finding()", path); }
 
 /// Loads every finding of DIR/findings/, ordered by execution then file name. No findings/
-/// directory means no findings; a findings/ that is not a directory, cannot be listed, or holds
+/// directory means no findings; a findings/ that cannot be examined (EACCES on DIR), is not a
+/// directory, cannot be listed, or holds
 /// a malformed file throws (naming it): a campaign directory is never silently half-read.
 inline std::vector<SavedFinding> load_findings(const std::string& dir) {
   namespace fs = std::filesystem;
@@ -433,7 +475,10 @@ inline std::vector<SavedFinding> load_findings(const std::string& dir) {
   const fs::path fdir = fs::path(dir) / "findings";
   std::error_code ec;
   const fs::file_status st = fs::status(fdir, ec);
-  if (!fs::exists(st)) return all;
+  if (st.type() == fs::file_type::not_found) return all;
+  if (ec || !fs::exists(st))  // EACCES on the campaign directory: never "no findings"
+    detail::fail("load_findings(): cannot examine '", fdir.string(), "': ",
+                 ec ? ec.message() : std::string("unknown type"));
   if (!fs::is_directory(st)) detail::fail("load_findings(): '", fdir.string(), "' is not a directory");
   std::vector<std::string> paths;
   fs::directory_iterator it(fdir, ec), end;

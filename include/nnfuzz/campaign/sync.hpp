@@ -8,7 +8,8 @@
 //   SYNC/<id>/corpus.bin           checkpoint of its whole corpus (campaign.hpp's format): resume
 //   SYNC/<id>/findings/*.bin       its findings (save_finding()), less those the campaign already had
 //   SYNC/<id>/queue/<seq>.bin      the elements it found itself, <seq> = 000000000000, 000000000001, …
-//                                  with no gap; each file a corpus file (campaign.hpp's format) of the
+//                                  with no gap (a restarted worker numbers after the highest file
+//                                  present, never over one); each file a corpus file (campaign.hpp's format) of the
 //                                  elements new since the previous file, each element a root
 //                                  (parent -1, root = itself), with the execution it was found at;
 //                                  the file's executions() is the worker's count when it was written
@@ -21,12 +22,16 @@
 // fsync, rename or link, fsync of the directory). A reader opens only the exact final names
 // `<seq>.bin` it expects next, so it never sees a temporary file; a file that does not load (a
 // torn or corrupted file on a broken file system) is reported with its name, never half-read.
+// Only "does not exist" (ENOENT) means "not written yet": any other error on a peer's queue
+// (EACCES, a symbolic link loop, EIO) is reported by name in errors() and stats.json. A gap in a
+// peer's queue (see SyncOptions::gap_seconds) is waited on, then reported and skipped.
 #pragma once
 
 #include "../rng.hpp"
 #include "saver.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -60,6 +65,11 @@ struct SyncOptions {
   /// A peer's file that does not load (torn, corrupted, another model's): throw (true) out of
   /// run(), or skip it, record the error (errors()) and go on (false).
   bool strict = false;
+  /// A gap in a peer's queue — file <seq> missing while a later one exists (a writer never
+  /// leaves one: a file lost on the shared storage, or one a slow file system shows late) — is
+  /// waited on for this many seconds (finite, >= 0), then reported (errors(), counters().gaps)
+  /// and skipped, or, with `strict`, thrown out of run().
+  double gap_seconds = 60.0;
   std::ostream* log = nullptr;  ///< if set: one line per sync that imported something or met an error
 };
 
@@ -78,6 +88,9 @@ struct SyncCounters {
   std::uint64_t duplicate_findings = 0;  ///< findings not written: the campaign already had the input
   std::uint64_t bad_files = 0;           ///< peer files that did not load (see errors())
   std::uint64_t checkpoints = 0;         ///< corpus.bin writes
+  /// Gaps met: in this worker's own queue at a restart (it numbers after the highest file), and
+  /// in peers' queues waited on for gap_seconds and skipped (see errors()).
+  std::uint64_t gaps = 0;
 };
 
 /// A 64-bit signature of a finding's input (FNV-1a over its bytes: the floats of a dense input;
@@ -224,6 +237,8 @@ class SyncDirectory {
         !detail::is_finite(o_.checkpoint_seconds) || o_.checkpoint_seconds < 0)
       detail::fail(fn, ": options 'interval_seconds' and 'checkpoint_seconds' must be finite and >= 0, got ",
                    o_.interval_seconds, " and ", o_.checkpoint_seconds);
+    if (!detail::is_finite(o_.gap_seconds) || o_.gap_seconds < 0)
+      detail::fail(fn, ": option 'gap_seconds' must be finite and >= 0, got ", o_.gap_seconds);
     if (!(o_.interval_seconds > 0) && o_.interval_executions == 0)
       detail::fail(fn, ": no sync interval: set 'interval_seconds' or 'interval_executions'");
     dir_ = (fs::path(sync_) / id_).string();
@@ -233,7 +248,7 @@ class SyncDirectory {
     if (ec) detail::fail(fn, ": cannot create directory '", queue_, "': ", ec.message());
     lock_ = detail::lock_campaign(fn, dir_);
     for (const char* sub : {"", "queue", "findings"}) detail::remove_stale_temporaries((fs::path(dir_) / sub).string());
-    while (fs::exists(fs::path(queue_) / sync_queue_name(counters_.queue_files))) ++counters_.queue_files;
+    number_own_queue(fn);
     read_watermarks();
     const auto self = watermarks_.find(id_);
     restore_from_ = self == watermarks_.end() ? 0 : self->second;
@@ -302,7 +317,9 @@ class SyncDirectory {
   const std::string& worker_id() const { return id_; }
   /// What it did so far.
   const SyncCounters& counters() const { return counters_; }
-  /// Errors met reading other workers' files (strict = false), each naming the file.
+  /// Errors met reading other workers' files (strict = false), each naming the file and the
+  /// reason (an unreadable directory is reported once, until it changes), and gaps met (in its
+  /// own queue at a restart, in peers' queues after gap_seconds).
   const std::vector<std::string>& errors() const { return errors_; }
   /// Paths of the findings written by this worker in this session.
   const std::vector<std::string>& finding_paths() const { return paths_; }
@@ -325,7 +342,63 @@ class SyncDirectory {
     std::uint64_t next = 0;  // the next queue file to read
     std::filesystem::file_time_type findings_time{};
     std::set<std::string> seen;  // finding files already read
+    std::string dir_error;       // the last error on its queue/ or findings/ (reported once)
+    std::filesystem::file_time_type queue_time{};  // of queue/ when last listed for a gap
+    bool listed = false;
+    std::uint64_t gap_to = 0;  // a later file present while `next` is missing (0: none seen)
+    Clock::time_point gap_since{};
   };
+
+  // The number of the highest file of its own queue plus one: a restarted worker never writes
+  // over a file of its own (peers past it would never read the new contents). A gap is reported.
+  void number_own_queue(const char* fn) {
+    namespace fs = std::filesystem;
+    std::set<std::uint64_t> present;
+    std::error_code ec;
+    for (fs::directory_iterator it(queue_, ec), end; !ec && it != end; it.increment(ec)) {
+      std::uint64_t seq = 0;
+      if (parse_queue_name(it->path().filename().string(), seq)) present.insert(seq);
+    }
+    if (ec) detail::fail(fn, ": cannot list '", queue_, "': ", ec.message());
+    counters_.queue_files = present.empty() ? 0 : *present.rbegin() + 1;
+    std::uint64_t expect = 0;
+    for (std::uint64_t seq : present) {
+      if (seq != expect) {
+        ++counters_.gaps;
+        note(detail::message("SyncDirectory: own queue file '", (fs::path(queue_) / sync_queue_name(expect)).string(),
+                             "' is missing (", seq - expect, " file(s) before '", sync_queue_name(seq),
+                             "'); numbering goes on after the highest, ", sync_queue_name(counters_.queue_files)));
+      }
+      expect = seq + 1;
+    }
+  }
+  // "000000000042.bin" -> 42 (exactly the names sync_queue_name() makes).
+  static bool parse_queue_name(const std::string& name, std::uint64_t& seq) {
+    if (name.size() < 16 || name.size() > 24 || name.compare(name.size() - 4, 4, ".bin") != 0) return false;
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i + 4 < name.size(); ++i) {
+      const char c = name[i];
+      if (c < '0' || c > '9' || v > (~std::uint64_t{0} - 9) / 10) return false;
+      v = v * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    if (sync_queue_name(v) != name) return false;
+    seq = v;
+    return true;
+  }
+  // Records an error (errors(), the log); counted by the caller.
+  void note(std::string e) {
+    if (o_.log) *o_.log << e << "\n";
+    errors_.push_back(std::move(e));
+  }
+  // A peer's directory-level error (its queue/ or findings/ cannot be examined): reported once
+  // while it stays the same, counted as a bad file, thrown with `strict`.
+  void peer_error(Peer& p, const std::string& e) {
+    if (o_.strict) detail::fail(e);
+    if (p.dir_error == e) return;
+    p.dir_error = e;
+    ++counters_.bad_files;
+    note(e);
+  }
 
   void sync_now(const Corpus& c, Corpus* incoming, const FuzzStats& st, bool final) {
     const auto t0 = Clock::now();
@@ -388,33 +461,98 @@ class SyncDirectory {
     counters_.exported += static_cast<std::uint64_t>(chunk.size());
   }
 
-  // Reads queue files [from, to) of worker `name` (to = 0: while they exist) into `incoming`.
-  std::uint64_t read_queue(const std::string& name, std::uint64_t from, std::uint64_t to, Corpus& incoming) {
+  // Reads queue files [from, to) of worker `name` into `incoming`; missing files in that range
+  // are skipped (its own, after a restart). to = 0: while they exist, a gap waited on for
+  // gap_seconds. Returns the next file to read.
+  std::uint64_t read_queue(const std::string& name, std::uint64_t from, std::uint64_t to, Corpus& incoming,
+                           Peer* peer = nullptr) {
     namespace fs = std::filesystem;
     const std::string q = (fs::path(sync_) / name / "queue").string();
+    if (peer) {  // the directory first: EACCES on it is not "nothing written yet"
+      std::error_code ec;
+      const fs::file_status st = fs::status(q, ec);
+      if (st.type() == fs::file_type::not_found) return from;
+      if (ec || !fs::is_directory(st)) {
+        peer_error(*peer, detail::message("SyncDirectory: cannot read worker '", name, "''s queue '", q, "': ",
+                                          ec ? ec.message() : std::string("not a directory")));
+        return from;
+      }
+    }
     std::uint64_t seq = from;
     for (; to == 0 || seq < to; ++seq) {
       const std::string file = sync_queue_name(seq);
+      const std::string path = (fs::path(q) / file).string();
       std::error_code ec;
-      if (!fs::exists(fs::path(q) / file, ec)) break;  // the next one is not written yet
+      const fs::file_status st = fs::symlink_status(path, ec);
+      if (st.type() == fs::file_type::not_found) {
+        if (to != 0) continue;  // its own, lost: skipped
+        if (!peer || !gap_after(*peer, q, seq)) break;  // the next one is not written yet
+        ++counters_.gaps;
+        const std::string e = detail::message("SyncDirectory: a gap in worker '", name, "''s queue: file '", path,
+                                              "' is missing while '", sync_queue_name(peer->gap_to),
+                                              "' exists (waited ", o_.gap_seconds, " s); skipped to it");
+        if (o_.strict) detail::fail(e);
+        note(e);
+        seq = peer->gap_to - 1;
+        peer->gap_to = 0;
+        continue;
+      }
+      if (peer) peer->gap_to = 0;
+      if (ec && (ec.value() == EACCES || ec.value() == EPERM)) {  // the directory's search permission
+        if (peer) peer_error(*peer, detail::message("SyncDirectory: cannot read worker '", name, "''s queue '", q,
+                                                    "': ", ec.message()));
+        break;
+      }
       try {
+        if (ec) detail::fail("SyncDirectory: cannot read queue file '", path, "': ", ec.message());
         const Corpus chunk = load_corpus(q, file);
         if (chunk.structured() != incoming.structured() || chunk.input_dim() != incoming.input_dim() ||
             chunk.coverage_dim() != incoming.coverage_dim() ||
             (chunk.structured() && chunk.layout() != incoming.layout()))
-          detail::fail("SyncDirectory: file '", (fs::path(q) / file).string(), "' holds inputs of ",
-                       detail::shape_of(chunk), ", this worker's corpus ", detail::shape_of(incoming),
+          detail::fail("SyncDirectory: file '", path, "' holds inputs of ", detail::shape_of(chunk),
+                       ", this worker's corpus ", detail::shape_of(incoming),
                        ": every worker of a campaign must fuzz the same model");
         detail::append_elements(chunk, incoming);
         counters_.offered += static_cast<std::uint64_t>(chunk.size());
         ++counters_.files_read;
+        if (peer) peer->dir_error.clear();
       } catch (const std::invalid_argument& e) {
         if (o_.strict) throw;
-        errors_.push_back(e.what());
+        note(e.what());
         ++counters_.bad_files;
       }
     }
     return seq;
+  }
+
+  // Whether file `seq` of a peer's queue `q` is a gap waited on long enough: a later file exists
+  // (the directory is listed only when it changed since the last look) and gap_seconds passed
+  // since the gap was first seen. Sets peer.gap_to to the first later file.
+  bool gap_after(Peer& p, const std::string& q, std::uint64_t seq) {
+    namespace fs = std::filesystem;
+    const auto now = Clock::now();
+    if (p.gap_to <= seq) {
+      p.gap_to = 0;
+      std::error_code ec;
+      const auto t = fs::last_write_time(q, ec);
+      if (ec) return false;
+      if (p.listed && t == p.queue_time && fs::file_time_type::clock::now() - t > std::chrono::seconds(2)) return false;
+      p.listed = true;
+      p.queue_time = t;
+      std::uint64_t first = 0;
+      bool any = false;
+      for (fs::directory_iterator it(q, ec), end; !ec && it != end; it.increment(ec)) {
+        std::uint64_t n = 0;
+        if (parse_queue_name(it->path().filename().string(), n) && n > seq && (!any || n < first)) {
+          first = n;
+          any = true;
+        }
+      }
+      if (!any) return false;
+      p.gap_to = first;
+      p.gap_since = now;
+    }
+    return std::chrono::duration<double>(now - p.gap_since).count() >= o_.gap_seconds;
   }
 
   void import_all(Corpus& incoming) {
@@ -433,7 +571,7 @@ class SyncDirectory {
         const auto w = watermarks_.find(name);
         if (w != watermarks_.end()) it->second.next = w->second;
       }
-      it->second.next = read_queue(name, it->second.next, 0, incoming);
+      it->second.next = read_queue(name, it->second.next, 0, incoming, &it->second);
     }
   }
 
@@ -449,10 +587,22 @@ class SyncDirectory {
       const fs::path fdir = fs::path(sync_) / name / "findings";
       std::error_code ec;
       const auto t = fs::last_write_time(fdir, ec);
-      if (ec) continue;
+      if (ec) {
+        if (ec != std::errc::no_such_file_or_directory)  // EACCES, a loop: not "no findings"
+          peer_error(p, detail::message("SyncDirectory: cannot read worker '", name, "''s findings '",
+                                        fdir.string(), "': ", ec.message()));
+        continue;
+      }
       if (t == p.findings_time && fs::file_time_type::clock::now() - t > std::chrono::seconds(2)) continue;
       p.findings_time = t;
-      for (fs::directory_iterator it(fdir, ec), end; !ec && it != end; it.increment(ec)) {
+      fs::directory_iterator it(fdir, ec), end;
+      if (ec) {
+        peer_error(p, detail::message("SyncDirectory: cannot list worker '", name, "''s findings '", fdir.string(),
+                                      "': ", ec.message()));
+        p.findings_time = {};
+        continue;
+      }
+      for (; !ec && it != end; it.increment(ec)) {
         if (it->path().extension() != ".bin") continue;  // skips *.tmp.* files being written
         const std::string file = it->path().filename().string();
         if (!p.seen.insert(file).second) continue;
@@ -460,7 +610,7 @@ class SyncDirectory {
           signatures_.insert(finding_signature(load_finding(it->path().string()).finding));
         } catch (const std::invalid_argument& e) {
           if (o_.strict) throw;
-          errors_.push_back(e.what());
+          note(e.what());
           ++counters_.bad_files;
         }
       }
@@ -540,6 +690,9 @@ class SyncDirectory {
     num("queue_files", static_cast<double>(counters_.queue_files));
     num("files_read", static_cast<double>(counters_.files_read));
     num("bad_files", static_cast<double>(counters_.bad_files));
+    num("errors", static_cast<double>(errors_.size()));
+    num("gaps", static_cast<double>(counters_.gaps));
+    str("last_error", errors_.empty() ? std::string() : errors_.back());
     num("syncs", static_cast<double>(counters_.syncs));
     num("sync_seconds", counters_.seconds);
     num("import_seconds", counters_.import_seconds);

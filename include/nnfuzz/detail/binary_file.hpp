@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <string>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 #include <fcntl.h>
@@ -244,12 +245,19 @@ inline std::size_t remove_stale_temporaries(const std::string& dir) {
 
 /// Reads a whole file of [min_bytes, max_bytes]. Errors name `fn`, the file and the reason:
 /// missing, not a regular file, unreadable (with errno's text), too small or too large.
+/// With `magic` (8 bytes), the file's first 8 bytes are checked before the rest is read, and a
+/// `head_check(first bytes, file size)` (if given) sees up to its first 64 KiB: a huge file of
+/// garbage, or one whose header disagrees with its size, is refused without reading it whole.
+/// A path that cannot be examined (EACCES on a directory, a symbolic link loop) names the error.
+template <typename HeadCheck = std::nullptr_t>
 inline std::vector<std::uint8_t> read_whole_file(const char* fn, const std::string& path, std::uintmax_t min_bytes,
-                                                 std::uintmax_t max_bytes) {
+                                                 std::uintmax_t max_bytes, const char* magic = nullptr,
+                                                 const char* magic_name = nullptr, HeadCheck head_check = nullptr) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
-  if (!fs::exists(st)) fail(fn, ": file '", path, "' does not exist");
+  if (st.type() == fs::file_type::not_found) fail(fn, ": file '", path, "' does not exist");
+  if (ec || !fs::exists(st)) fail(fn, ": cannot examine '", path, "': ", ec ? ec.message() : std::string("unknown type"));
   if (!fs::is_regular_file(st)) fail(fn, ": '", path, "' is not a regular file");
   const std::uintmax_t size = fs::file_size(path, ec);
   if (ec) fail(fn, ": cannot stat '", path, "': ", ec.message());
@@ -263,6 +271,20 @@ inline std::vector<std::uint8_t> read_whole_file(const char* fn, const std::stri
     ~Closer() { std::fclose(f); }
   } closer{f};
   if (size < min_bytes) fail(fn, ": file '", path, "' is truncated: ", size, " bytes");
+  if (magic) {  // the header first: a file of garbage is refused before its body is read
+    std::uint8_t head[8];
+    if (size < 8 || std::fread(head, 1, 8, f) != 8 || std::memcmp(head, magic, 8) != 0)
+      fail(fn, ": file '", path, "' has the wrong magic (expected ", magic_name ? magic_name : std::string(magic, 8),
+           ")");
+    if constexpr (!std::is_same_v<HeadCheck, std::nullptr_t>) {
+      std::vector<std::uint8_t> first(head, head + 8);
+      first.resize(static_cast<std::size_t>(std::min<std::uintmax_t>(size, 1u << 16)));
+      const std::size_t got = std::fread(first.data() + 8, 1, first.size() - 8, f);
+      first.resize(8 + got);
+      head_check(first, size);
+    }
+    std::rewind(f);
+  }
   if (size > max_bytes) fail(fn, ": file '", path, "' is too large: ", size, " bytes (at most ", max_bytes, ")");
   std::vector<std::uint8_t> bytes;
   try {
@@ -287,11 +309,11 @@ inline void check_crc(const char* fn, const std::string& path, const std::vector
 }
 
 /// Reads a whole checksummed file, checking its 8-byte magic and its CRC-32.
+/// The magic is checked before the body is read; `head_check`: see read_whole_file().
+template <typename HeadCheck = std::nullptr_t>
 inline std::vector<std::uint8_t> read_sealed(const char* fn, const std::string& path, const char magic[8],
-                                             std::uintmax_t max_bytes) {
-  auto bytes = read_whole_file(fn, path, 16, max_bytes);
-  if (std::memcmp(bytes.data(), magic, 8) != 0)
-    fail(fn, ": file '", path, "' has the wrong magic (expected ", std::string(magic, 8), ")");
+                                             std::uintmax_t max_bytes, HeadCheck head_check = nullptr) {
+  auto bytes = read_whole_file(fn, path, 16, max_bytes, magic, nullptr, head_check);
   check_crc(fn, path, bytes);
   return bytes;
 }

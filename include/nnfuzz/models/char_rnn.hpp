@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -388,6 +389,20 @@ class CharRnn {
 /// alphabet's bytes (`symbols`, the Alphabet::symbols() of io/text.hpp, or empty). Throws
 /// std::invalid_argument naming the file for a network with no parameters, a non-finite
 namespace detail {
+/// The first byte `symbols` holds twice, as text ("'a'" or "0x07"), or "" when none repeats:
+/// an alphabet (io/text.hpp's Alphabet) holds each byte once.
+inline std::string repeated_symbol(const std::string& symbols) {
+  std::string sorted = symbols;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 1; i < sorted.size(); ++i)
+    if (sorted[i] == sorted[i - 1]) {
+      const auto c = static_cast<unsigned char>(sorted[i]);
+      char buf[8];
+      std::snprintf(buf, sizeof buf, c >= 0x20 && c < 0x7f ? "'%c'" : "0x%02x", c);
+      return buf;
+    }
+  return {};
+}
 /// Where a parameter set first holds a NaN or an infinity (file order of CharRnnParams::zip).
 struct NonFiniteParam {
   const char* name;
@@ -409,7 +424,7 @@ inline std::optional<NonFiniteParam> first_non_finite(const CharRnnParams& p) {
 }
 }  // namespace detail
 
-/// parameter, symbols that do not match the vocabulary, or any I/O error.
+/// parameter, symbols that do not match the vocabulary or repeat a byte, or any I/O error.
 inline void save_char_rnn(const std::string& path, const CharRnn& net, const std::string& symbols = "") {
   const char* fn = "save_char_rnn()";
   const CharRnnShape s = net.shape();
@@ -417,6 +432,8 @@ inline void save_char_rnn(const std::string& path, const CharRnn& net, const std
   if (!symbols.empty() && static_cast<Index>(symbols.size()) + 1 != s.vocab)
     detail::fail(fn, ": ", symbols.size(), " symbols for a vocabulary of ", s.vocab,
                  " (expected vocab - 1 = ", s.vocab - 1, "; file '", path, "')");
+  if (const std::string twice = detail::repeated_symbol(symbols); !twice.empty())
+    detail::fail(fn, ": the alphabet holds byte ", twice, " twice (file '", path, "')");
   if (const auto bad = detail::first_non_finite(net.params()))
     detail::fail(fn, ": parameter ", bad->name, " has a non-finite value ", bad->value, " at ", bad->index, " (file '",
                  path, "')");
@@ -436,8 +453,8 @@ inline void save_char_rnn(const std::string& path, const CharRnn& net, const std
 
 /// Loads a network saved by save_char_rnn(); `symbols`, if given, receives the stored alphabet
 /// bytes (empty if none were stored). Checks the magic (naming an Mlp weights file as such),
-/// the version, the cell type, the sizes, the exact file size they imply, the CRC-32 and finite
-/// parameters. Throws std::invalid_argument naming the file and the offending value; a missing,
+/// the version, the cell type, the sizes, the exact file size they imply, the CRC-32, an
+/// alphabet that holds each byte once, and finite parameters. Throws std::invalid_argument naming the file and the offending value; a missing,
 /// non-regular or unreadable file says so.
 inline CharRnn load_char_rnn(const std::string& path, std::string* symbols = nullptr) {
   const char* fn = "load_char_rnn()";
@@ -476,7 +493,11 @@ inline CharRnn load_char_rnn(const std::string& path, std::string* symbols = nul
     detail::fail(fn, ": file '", path, "' has ", b.size(), " bytes, its header (vocab ", s.vocab, ", embed ", s.embed,
                  ", hidden ", s.hidden, ") implies ", expected,
                  b.size() < expected ? " (truncated)" : " (trailing bytes)");
-  if (symbols) symbols->assign(reinterpret_cast<const char*>(&b[in.pos]), n_symbols);
+  const std::string stored(reinterpret_cast<const char*>(&b[in.pos]), n_symbols);
+  if (const std::string twice = detail::repeated_symbol(stored); !twice.empty())
+    detail::fail(fn, ": file '", path, "' stores an alphabet that holds byte ", twice,
+                 " twice (a forged or corrupted file: each symbol names one token id)");
+  if (symbols) *symbols = stored;
   in.pos += (n_symbols + 3) / 4 * 4;
   CharRnn net(s);
   CharRnnParams::zip([&](auto& m) { in.floats(m.data(), m.size()); }, net.params());

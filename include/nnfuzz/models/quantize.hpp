@@ -59,13 +59,16 @@ inline double round_even(double v) { return std::nearbyint(v); }
 
 /// uint8 activation parameters for the real range [lo, hi] (ONNX Runtime's asymmetric uint8):
 /// the range is widened to contain 0 (so that 0.0 and ReLU's clamp are exact), scale =
-/// (hi − lo) / 255 (1 for an all-zero range), zero point = round(−lo / scale).
+/// (hi − lo) / 255 (1 for an all-zero range, or one whose scale would not be a normal float),
+/// zero point = round(−lo / scale).
 inline QuantParams uint8_params(double lo, double hi) {
   lo = std::min(lo, 0.0);
   hi = std::max(hi, 0.0);
   QuantParams p;
   const float scale = static_cast<float>((hi - lo) / 255.0);
-  p.scale = scale > 0 && detail::is_finite(scale) ? scale : 1.0f;
+  // A range so small that its scale is not a normal float (all-zero, or denormal values) is
+  // taken as {0}: codes of a denormal scale would overflow, and the values round to 0 anyway.
+  p.scale = scale >= std::numeric_limits<float>::min() && detail::is_finite(scale) ? scale : 1.0f;
   p.zero_point = static_cast<std::int32_t>(std::clamp(round_even(-lo / p.scale), 0.0, 255.0));
   return p;
 }
@@ -362,8 +365,10 @@ class RangeStat {
 /// percentiles). Deterministic: the same network and calibration give the same bits.
 ///
 /// Throws std::invalid_argument for calibration of the wrong width, empty calibration, a
-/// non-finite calibration value, weight or bias, a percentile outside [50, 100] or a fan-in over
-/// 65536.
+/// non-finite calibration value, weight or bias, a calibration row that drives an activation
+/// (or a quantized logit) to infinity or NaN (naming the row and the layer), a percentile
+/// outside [50, 100] or a fan-in over 65536. Columns of denormal or zero weights are quantized
+/// as all-zero (scale 1/127).
 inline Int8Mlp quantize_int8(const Mlp<float>& net, const Eigen::Ref<const RowMatrix>& calibration,
                              const Int8Options& o = {}) {
   const auto& layers = net.layers();
@@ -403,6 +408,18 @@ inline Int8Mlp quantize_int8(const Mlp<float>& net, const Eigen::Ref<const RowMa
   for (Index first = 0; first < calibration.rows(); first += kChunk) {
     const Index rows = std::min(kChunk, calibration.rows() - first);
     net.forward(calibration.middleRows(first, rows), t);
+    // A finite row may still overflow a layer (float activations past 3.4e38): its range would
+    // be infinite, and the layer's scale meaningless. Refused, naming the layer and the row.
+    for (std::size_t l = 0; l < n; ++l) {
+      if (l + 1 == n && !o.quantize_logits) break;
+      const auto& a = l + 1 < n ? t.post[l] : t.pre.back();
+      for (Index r = 0; r < a.rows(); ++r)
+        for (Index c = 0; c < a.cols(); ++c)
+          if (!detail::is_finite(a(r, c)))
+            detail::fail("quantize_int8(): calibration row ", first + r, " drives ",
+                         l + 1 < n ? "the activation" : "the logit", " ", c, " of layer ", l, " to ", a(r, c),
+                         " (float overflow): no finite range to calibrate; drop or rescale that row");
+    }
     stats[0].add(t.input);
     for (std::size_t l = 0; l + 1 < n; ++l) stats[l + 1].add(t.post[l]);
     if (o.quantize_logits) stats[n].add(t.pre.back());
@@ -419,7 +436,10 @@ inline Int8Mlp quantize_int8(const Mlp<float>& net, const Eigen::Ref<const RowMa
     const float tensor_max = L.weights.cwiseAbs().maxCoeff();
     for (Index j = 0; j < cols; ++j) {
       const float m = o.per_channel ? L.weights.col(j).cwiseAbs().maxCoeff() : tensor_max;
-      Q.weight_scale(j) = m > 0 ? m / 127.0f : 1.0f / 127.0f;
+      // A column whose scale would not be a normal float (all zero, or weights ~1e-38 and
+      // below) is quantized as all-zero: scale 1/127, codes 0 — never a zero scale, never 0/0.
+      const float scale = static_cast<float>(static_cast<double>(m) / 127.0);
+      Q.weight_scale(j) = scale >= std::numeric_limits<float>::min() ? scale : 1.0f / 127.0f;
     }
     Q.weights.resize(L.weights.rows(), cols);
     for (Index i = 0; i < L.weights.rows(); ++i)

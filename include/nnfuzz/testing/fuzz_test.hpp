@@ -15,8 +15,10 @@
 #include "../campaign/saver.hpp"
 #include "../minimize.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <unistd.h>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -61,13 +63,17 @@ namespace detail {
 inline std::uint64_t env_seed(std::uint64_t def) {
   const char* v = std::getenv("NNFUZZ_SEED");
   if (!v || !*v) return def;
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long x = std::strtoull(v, &end, 10);
-  if (errno != 0 || *end != '\0' || v[0] == '-')
-    fail("fuzz_test(): environment variable NNFUZZ_SEED='", v, "' is not an unsigned integer");
-  return static_cast<std::uint64_t>(x);
+  // Digits only: strtoull() alone would take " -5" (blanks, a sign) as 2^64 - 5.
+  std::uint64_t x = 0;
+  for (const char* c = v; *c; ++c) {
+    if (*c < '0' || *c > '9' || x > (~std::uint64_t{0} - static_cast<std::uint64_t>(*c - '0')) / 10)
+      fail("fuzz_test(): environment variable NNFUZZ_SEED='", v,
+           "' is not an unsigned integer (decimal digits only, at most 18446744073709551615)");
+    x = x * 10 + static_cast<std::uint64_t>(*c - '0');
+  }
+  return x;
 }
+/// NNFUZZ_BUDGET as a positive factor, or 1 when it is unset or empty.
 inline double env_budget() {
   const char* v = std::getenv("NNFUZZ_BUDGET");
   if (!v || !*v) return 1.0;
@@ -78,6 +84,25 @@ inline double env_budget() {
     fail("fuzz_test(): environment variable NNFUZZ_BUDGET='", v, "' is not a positive factor (e.g. 10)");
   return x;
 }
+/// The execution budget: `max_executions` times NNFUZZ_BUDGET (exactly max_executions when the
+/// variable is unset). Refuses, naming the variable, its value and the result, a product that
+/// does not fit in 64 bits or that rounds down to 0 executions.
+inline std::uint64_t budget_executions(std::uint64_t max_executions, double factor) {
+  const char* v = std::getenv("NNFUZZ_BUDGET");
+  if (!v || !*v) return max_executions;
+  const long double product = static_cast<long double>(max_executions) * static_cast<long double>(factor);
+  if (!(product < 18446744073709551616.0L))
+    fail("fuzz_test(): environment variable NNFUZZ_BUDGET='", v, "' times option 'max_executions' (",
+         max_executions, ") is ", static_cast<double>(product),
+         " executions, more than a 64-bit count holds (18446744073709551615): lower one of them");
+  const auto budget = static_cast<std::uint64_t>(product);
+  if (budget < 1)
+    fail("fuzz_test(): environment variable NNFUZZ_BUDGET='", v, "' times option 'max_executions' (",
+         max_executions, ") is a budget of 0 executions (", static_cast<double>(product),
+         "): raise NNFUZZ_BUDGET");
+  return budget;
+}
+/// A finding's lineage, for messages.
 inline std::string lineage(const Finding& f) {
   return message("seed #", f.root, ", ", f.depth, " mutation", f.depth == 1 ? "" : "s", " deep, execution ",
                  f.execution);
@@ -91,10 +116,13 @@ inline std::string lineage(const Finding& f) {
 ///     fails the test, naming the file — no fuzzing happens;
 ///  2. then the campaign runs; a finding fails the test: it is saved to regression_dir (if set),
 ///     minimised (dense inputs), and the message gives what fired, the lineage, the files and the
-///     code that replays it.
+///     code that replays it. A finding that cannot be saved there (a read-only file system) is
+///     saved in <tmp>/nnfuzz-unsaved-findings-<uid>/ instead, and the message gives the error
+///     and the input's values: it is reported whole all the same.
 /// Throws std::invalid_argument for a regression_dir that does not exist or is not a directory,
-/// a corrupt regression file (naming it), a regression input of another shape, or a bad
-/// NNFUZZ_SEED / NNFUZZ_BUDGET.
+/// a corrupt regression file (naming it; a non-finite saved input is one), a regression input
+/// of another shape, a bad NNFUZZ_SEED, or an NNFUZZ_BUDGET whose product with max_executions
+/// does not fit in 64 bits or rounds to 0.
 template <typename FuzzerT, typename Seeds>
 FuzzTestReport fuzz_test(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOptions& options = {}) {
   namespace fs = std::filesystem;
@@ -132,7 +160,7 @@ FuzzTestReport fuzz_test(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOpti
   }
   FuzzOptions fo = fuzzer.options();
   fo.seed = report.seed;
-  fo.max_executions = static_cast<std::uint64_t>(static_cast<double>(options.max_executions) * factor);
+  fo.max_executions = detail::budget_executions(options.max_executions, factor);
   fo.max_iterations = 0;
   fo.max_seconds = 0;
   fo.max_findings = 1;
@@ -146,14 +174,55 @@ FuzzTestReport fuzz_test(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOpti
   std::ostringstream m;
   m << "nnfuzz: the objective fired: " << f.what << "\n  after " << r.stats.executions << " executions (seed "
     << report.seed << ", budget " << fo.max_executions << "), from " << detail::lineage(f) << "\n";
-  if (!dir.empty()) {
-    report.files.push_back(save_finding(dir, f, report.seed));
-    m << "  saved: " << report.files.back() << " (replayed first by every later run)\n";
-  }
+  // Saves a finding in regression_dir; if it cannot be (a read-only file system, no space), in
+  // a fallback directory, and the message says why and gives the input itself: a finding that
+  // fired is never lost behind an I/O error.
+  bool unsaved = false;
+  auto save = [&](const Finding& x, const char* label, const char* note) {
+    try {
+      report.files.push_back(save_finding(dir, x, report.seed));
+      m << "  " << label << ": " << report.files.back() << note << "\n";
+      return;
+    } catch (const std::exception& e) {
+      m << "  cannot be saved in '" << dir << "' (" << label << "): " << e.what() << "\n";
+    }
+    unsaved = true;
+    std::error_code ec;
+    const fs::path tmp = fs::temp_directory_path(ec);
+    if (!ec) {
+      const fs::path fallback = tmp / ("nnfuzz-unsaved-findings-" + std::to_string(static_cast<long>(::getuid())));
+      try {
+        report.files.push_back(save_finding(fallback.string(), x, report.seed));
+        m << "  " << label << " instead: " << report.files.back()
+          << " (copy it into regression_dir's findings/ to replay it first)\n";
+        return;
+      } catch (const std::exception& e) {
+        m << "  nor in '" << fallback.string() << "': " << e.what() << "\n";
+      }
+    }
+  };
+  auto input_text = [](const Finding& x) {
+    std::ostringstream t;
+    t.precision(9);
+    if constexpr (FuzzerT::kStructured) {
+      for (std::size_t p = 0; p < x.value.tokens.size(); ++p) {
+        t << (p ? "; " : "") << "part " << p << ":";
+        if (!x.value.tokens[p].empty())
+          for (TokenId id : x.value.tokens[p]) t << " " << id;
+        else
+          for (float v : x.value.floats[p]) t << " " << v;
+      }
+    } else {
+      for (Index c = 0; c < x.input.cols(); ++c) t << (c ? " " : "") << x.input(c);
+    }
+    return t.str();
+  };
+  if (!dir.empty()) save(f, "saved", " (replayed first by every later run)");
   if constexpr (!FuzzerT::kStructured) {
     if (options.minimize) {
       MinimizeOptions mo;
       mo.confirm_batch_size = fo.batch_size;
+      mo.max_executions = std::max<Index>(mo.max_executions, 4 * fo.batch_size);  // room for confirmations
       const RowMatrix& seed_rows = seeds;
       auto model = fuzzer.model();
       auto objective = fuzzer.objective();
@@ -164,11 +233,11 @@ FuzzTestReport fuzz_test(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOpti
         Finding small = f;
         small.input = mr.input;
         small.what = "minimised: " + f.what;
-        report.files.push_back(save_finding(dir, small, report.seed));
-        m << "  minimised input: " << report.files.back() << "\n";
+        save(small, "minimised input", "");
       }
     }
   }
+  if (unsaved) m << "  input: " << input_text(f) << "\n";
   m << "  replay: fuzzer.replay(nnfuzz::load_finding(\"" << (report.files.empty() ? "<file>" : report.files.front())
     << "\").finding." << (FuzzerT::kStructured ? "value" : "input") << "), or rerun with NNFUZZ_SEED=" << report.seed;
   report.message = m.str();
