@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Regression testing between two releases of one model: your own `float*` scorer in release 1
 // and release 2, where release 2 quietly changed its answer in a corner of the input space the
-// test set never visits (the first feature above 0.95). VersionPair runs both on every batch; DisagreementObjective fires where
-// their top-1 classes differ; the finding is re-checked, replayed and minimised towards its seed.
+// test set never visits (the first feature above 0.95). VersionPair runs both on every batch; DisagreementObjective
+// fires where their top-1 classes differ; the finding is re-checked, replayed and minimised towards its seed.
 //
 //   06_version_pair [seed]
 #include <nnfuzz/nnfuzz.hpp>
@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
   options.max_executions = 200000;
   options.seed = seed;
   // 3. Mutants stay in [0, 1] and within 0.8 (L-inf) of their seed.
-  auto fuzzer = nnfuzz::make_fuzzer(pair, nnfuzz::RecentSampler(), nnfuzz::GaussianMutator(0.2f, nnfuzz::MutationBounds{0.0f, 1.0f, 0.8f}),
+  auto fuzzer = nnfuzz::make_fuzzer(pair, nnfuzz::RecentSampler(),
+                                    nnfuzz::GaussianMutator(0.2f, nnfuzz::MutationBounds{0.0f, 1.0f, 0.8f}),
                                     nnfuzz::KdTreeCoverage(0.02f), nnfuzz::DisagreementObjective(), options);
   const nnfuzz::RowMatrix seeds = nnfuzz::RowMatrix::Constant(4, 8, 0.3f);
   const nnfuzz::FuzzResult result = fuzzer.run(seeds);

@@ -540,7 +540,7 @@ int main(int argc, char** argv) {
       e.gen = gen;
       e.blacklist_objective = objective == "blacklist";
       if (e.max_executions == 0 && !(e.max_seconds > 0))
-        throw std::runtime_error("fuzz: set --max-executions or --max-seconds");
+        throw std::runtime_error("fuzz: set --executions or --max-seconds");
       ex::check_sync_flags(sync_flags);
       std::unique_ptr<nnfuzz::SyncDirectory> sync;
       if (sync_flags.enabled()) {  // one run, CGF, this worker's seed

@@ -41,7 +41,7 @@ struct Settings {
   std::uint64_t seed = 1;
   std::uint64_t executions = 200000;
   Index batch = 100;
-  float sigma = 0.2f, sigma_range = 1.0f, threshold = std::sqrt(0.5f), eps = 0.2f;
+  float sigma = 0.2f, sigma_range = 1.0f, radius = nnfuzz::radius_from_squared(0.5f), eps = 0.2f;
   float delta = 1e-4f, tie = 0.0f;
   int threads = 0;
 };
@@ -169,7 +169,7 @@ void run_nan(const Settings& s) {
   std::cout << "model: " << base << ".{onnx,pt,bin} (" << model_info(base) << ")\n";
   std::cout << "fuzzing: " << s.runs << " runs x " << s.executions << " executions per engine and method, batch "
             << s.batch << ", sigma " << s.sigma << " (range " << s.sigma_range << "), coverage sum|logits|, radius "
-            << s.threshold << ", RecentSampler, " << s.seeds << " training images as seeds, pixels [-1,1]\n\n";
+            << s.radius << ", RecentSampler, " << s.seeds << " training images as seeds, pixels [-1,1]\n\n";
   std::vector<NanRow> rows;
   for (int run = 1; run <= s.runs; ++run) {
     Rng pick(s.seed * 7919 + static_cast<std::uint64_t>(run));
@@ -178,12 +178,12 @@ void run_nan(const Settings& s) {
       seeds.row(i) = data.train.images.row(pick.uniform_index(data.train.images.rows()));
     if (s.engine == "all" || s.engine == "opencv") {
       const OpenCvDnnModel m(base + ".onnx", unsafe_cv());
-      rows.push_back(nan_once(s, "opencv", "cgf", run, m, KdTreeCoverage(s.threshold), seeds, base));
+      rows.push_back(nan_once(s, "opencv", "cgf", run, m, KdTreeCoverage(s.radius), seeds, base));
       rows.push_back(nan_once(s, "opencv", "random", run, m, NoCoverage(), seeds, base));
     }
     if (s.engine == "all" || s.engine == "libtorch") {
       const LibTorchModel m(base + ".pt", unsafe_torch());
-      rows.push_back(nan_once(s, "libtorch", "cgf", run, m, KdTreeCoverage(s.threshold), seeds, base));
+      rows.push_back(nan_once(s, "libtorch", "cgf", run, m, KdTreeCoverage(s.radius), seeds, base));
       rows.push_back(nan_once(s, "libtorch", "random", run, m, NoCoverage(), seeds, base));
     }
   }
@@ -368,7 +368,7 @@ void run_pairs(const Settings& s, bool bf16) {
             << (bf16 ? "" : std::to_string(s.delta)) << ")\n";
   std::cout << "fuzzing: " << s.seeds << " seeds (correctly classified test images), " << s.executions
             << " executions each, batch " << s.batch << ", sigma " << s.sigma << ", L-inf " << s.eps
-            << " around the seed, coverage = " << model.engines[0].name << " logits, radius " << s.threshold << "\n\n";
+            << " around the seed, coverage = " << model.engines[0].name << " logits, radius " << s.radius << "\n\n";
 
   struct Tally {
     int top1 = 0, delta = 0;
@@ -390,7 +390,7 @@ void run_pairs(const Settings& s, bool bf16) {
       std::vector<float> md;
       if (method == 0) {
         auto f = make_fuzzer(model, RecentSampler(), GaussianMutator(s.sigma, b, s.sigma_range),
-                             KdTreeCoverage(s.threshold), objective, o);
+                             KdTreeCoverage(s.radius), objective, o);
         r = f.run(seed);
         md = f.objective().max_delta;
       } else {
@@ -439,7 +439,7 @@ void add_common(CLI::App& app, Settings& s) {
   ex::flag::batch(app, s.batch);
   ex::flag::sigma(app, s.sigma);
   ex::flag::sigma_range(app, s.sigma_range);
-  ex::flag::radius(app, s.threshold);
+  ex::flag::radius(app, s.radius);
   app.add_option("--engine-threads", s.threads, "engine threads: cv::setNumThreads and at::set_num_threads (0 = leave)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();

@@ -38,8 +38,8 @@ struct Settings {
   float eps = 0.4f;              // f16: L-inf ball, in [0,1] pixel units
   std::uint64_t executions = 0;  // default by task: 200,000 / 10,000
   Index batch = 100;
-  float sigma = 0;                 // default by task: 0.2 on [-1,1] (nan), 0.1 on [0,1] (f16)
-  float radius = std::sqrt(0.5f);  // TensorFuzz's fixed radius (squared 0.5)
+  float sigma = 0;                                   // default by task: 0.2 on [-1,1] (nan), 0.1 on [0,1] (f16)
+  float radius = nnfuzz::radius_from_squared(0.5f);  // TensorFuzz's fixed radius (squared 0.5)
   double target_rate = CalibrationOptions().target_rate;
   float coverage_scale = 1;  // multiplies the coverage vectors (the 10x experiment)
   int jobs = 0;
@@ -62,9 +62,9 @@ struct ScaledCoverage {
   void seeds_done() {
     if constexpr (detail::has_seeds_done<Inner>::value) inner.seeds_done();
   }
-  float threshold() const {
-    if constexpr (detail::has_threshold<Inner>::value)
-      return inner.threshold();
+  float radius() const {
+    if constexpr (detail::has_radius<Inner>::value)
+      return inner.radius();
     else
       return 0;
   }

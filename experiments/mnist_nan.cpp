@@ -34,7 +34,7 @@ struct Settings {
   Index seeds = 10;
   float sigma = 0.2f;
   float sigma_range = 1.0f;
-  float threshold = std::sqrt(0.5f);
+  float radius = nnfuzz::radius_from_squared(0.5f);
   bool progress = false;
   Index train_steps = 0;
   ex::SyncFlags sync;
@@ -133,7 +133,7 @@ void add_options(CLI::App& app, Settings& s) {
   ex::flag::seeds(app, s.seeds, "data-set images per run");
   ex::flag::sigma(app, s.sigma);
   ex::flag::sigma_range(app, s.sigma_range);
-  ex::flag::radius(app, s.threshold);
+  ex::flag::radius(app, s.radius);
   app.add_option("--coverage", s.coverage,
                  "coverage vector: sum-abs-logits (TensorFuzz), value-profile (+ max logit, logit spread) or logits")
       ->capture_default_str();
@@ -184,7 +184,7 @@ std::vector<RunRow> fuzz_all(const Settings& s, const NanTarget& target, const e
       seed_rows.push_back(pick.uniform_index(data.train.images.rows()));
       seeds.row(i) = data.train.images.row(seed_rows.back());
     }
-    const float thr = s.threshold;
+    const float thr = s.radius;
     if (s.backend == "kdtree")
       rows.push_back(fuzz_with_sampler(s, "cgf", run, target, KdTreeCoverage(thr), seeds, data, seed_rows));
     else
@@ -265,16 +265,16 @@ void run_experiment(const Settings& s) {
                                                               : CoverageSignal::sum_abs_logits);
   if (s.sync.enabled()) {
     if (s.backend == "kdtree")
-      sync_worker(s, target, KdTreeCoverage(s.threshold), data);
+      sync_worker(s, target, KdTreeCoverage(s.radius), data);
     else
-      sync_worker(s, target, BruteForceCoverage(s.threshold), data);
+      sync_worker(s, target, BruteForceCoverage(s.radius), data);
     return;
   }
   const Index data_nans = count_nonfinite_images(target, data);
   std::cout << "data set: " << data_nans << " of " << data.train.images.rows() + data.test.images.rows()
             << " images give a non-finite value\n";
   std::cout << "fuzzing: " << s.runs << " runs x " << s.executions << " executions, batch " << s.batch << ", sigma "
-            << s.sigma << ", threshold " << s.threshold << " (L2), coverage " << s.coverage << ", " << s.backend
+            << s.sigma << ", radius " << s.radius << " (L2), coverage " << s.coverage << ", " << s.backend
             << ", sampler " << s.sampler << ", " << s.seeds << " seeds, pixels " << s.scale.name << "\n\n";
   print_table(s, fuzz_all(s, target, data));
   plot_corpus_growth(s, data);

@@ -36,7 +36,7 @@ struct Settings {
   Index batch = 100;
   float sigma = 0.1f;
   float sigma_range = 1.0f;
-  float threshold = std::sqrt(0.5f);
+  float radius = nnfuzz::radius_from_squared(0.5f);
   int jobs = 0;
   int pictures = 12;
   Index train_steps = 0;
@@ -144,9 +144,9 @@ void run_twin(const Settings& s, const std::string& twin, const Pair& pair, cons
           if (method == "random")
             c.results[i] = fuzz_seed(s, pair, NoCoverage(), eps, seed, rs);
           else if (s.backend == "brute")
-            c.results[i] = fuzz_seed(s, pair, BruteForceCoverage(s.threshold), eps, seed, rs);
+            c.results[i] = fuzz_seed(s, pair, BruteForceCoverage(s.radius), eps, seed, rs);
           else
-            c.results[i] = fuzz_seed(s, pair, KdTreeCoverage(s.threshold), eps, seed, rs);
+            c.results[i] = fuzz_seed(s, pair, KdTreeCoverage(s.radius), eps, seed, rs);
         }
       };
       const int jobs = s.jobs > 0 ? s.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -175,7 +175,7 @@ void add_options(CLI::App& app, Settings& s) {
   ex::flag::batch(app, s.batch);
   ex::flag::sigma(app, s.sigma);
   ex::flag::sigma_range(app, s.sigma_range);
-  ex::flag::radius(app, s.threshold, "on the float logits");
+  ex::flag::radius(app, s.radius, "on the float logits");
   ex::flag::backend(app, s.backend);
   ex::flag::jobs(app, s.jobs);
   app.add_option("--pictures", s.pictures, "PNGs written per configuration")
@@ -295,8 +295,8 @@ void run_experiment(const Settings& s) {
   }
   const std::vector<Index> seed_rows = pick_seeds(s, net, data);
   std::cout << "fuzzing " << seed_rows.size() << " seeds x " << s.executions << " executions, batch " << s.batch
-            << ", sigma " << s.sigma << " (range " << s.sigma_range << "), coverage float logits, threshold "
-            << s.threshold << " (L2), " << s.backend << ", pixels " << s.scale.name << "\n";
+            << ", sigma " << s.sigma << " (range " << s.sigma_range << "), coverage float logits, radius " << s.radius
+            << " (L2), " << s.backend << ", pixels " << s.scale.name << "\n";
 
   std::vector<Config> configs;
   for (const auto& twin : s.twins) {

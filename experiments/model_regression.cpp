@@ -46,7 +46,7 @@ struct Settings {
   Index batch = 100;
   float sigma = 0.1f;
   float sigma_range = 1.0f;
-  float threshold = std::sqrt(0.5f);
+  float radius = nnfuzz::radius_from_squared(0.5f);
   Index calibration = 500;
   Index finetune_steps = 1000;
   std::uint64_t minimize_executions = 4000;
@@ -200,7 +200,7 @@ void run_candidate(const Settings& s, const ex::Data& data, const std::string& n
           if (method == "random")
             c.results[i] = fuzz_seed(s, pair, NoCoverage(), eps, seed, rs);
           else
-            c.results[i] = fuzz_seed(s, pair, KdTreeCoverage(s.threshold), eps, seed, rs);
+            c.results[i] = fuzz_seed(s, pair, KdTreeCoverage(s.radius), eps, seed, rs);
         }
       };
       std::vector<std::thread> threads;
@@ -274,7 +274,7 @@ std::string report(const Settings& s, const std::vector<ModelRow>& models, const
      << "Old model: the `adam` recipe" << (s.train_steps > 0 ? " (" + std::to_string(s.train_steps) + " steps)" : "")
      << ", pixels [0,1]. Fuzzing: " << s.seeds << " test seeds (the old model right, the candidate agreeing) x "
      << s.executions << " executions, batch " << s.batch << ", sigma " << s.sigma << ", CGF = KdTreeCoverage("
-     << s.threshold << ") on the old logits, random = NoCoverage; master seed " << s.seed << ". A disagreement "
+     << s.radius << ") on the old logits, random = NoCoverage; master seed " << s.seed << ". A disagreement "
      << "counts when the candidate's margin exceeds one float16 ulp and it fires again from the saved input; "
      << "minimize() then shrinks it (at most " << s.minimize_executions << " executions). Run time "
      << fixed(seconds, 0) << " s.\n\n";
@@ -335,7 +335,7 @@ void add_options(CLI::App& app, Settings& s) {
   ex::flag::batch(app, s.batch);
   ex::flag::sigma(app, s.sigma);
   ex::flag::sigma_range(app, s.sigma_range);
-  ex::flag::radius(app, s.threshold, "CGF, on the old logits");
+  ex::flag::radius(app, s.radius, "CGF, on the old logits");
   app.add_option("--calibration", s.calibration, "training images that calibrate the int8 ranges")
       ->transform(ex::integer_count<std::decay_t<decltype(s.calibration)>>())
       ->check(CLI::Range(1, 1000000))

@@ -67,7 +67,8 @@ std::string this_host() {
 // done, dead (its pid is gone on this host), stale (no update for `stale` seconds) or alive.
 std::string status_of(const json& j, double now, double stale) {
   if (num(j, "finished") != 0) return "done";
-  if (j.value("host", "") == this_host() && num(j, "pid") <= 2147483647.0 && ::kill(static_cast<pid_t>(num(j, "pid")), 0) != 0 && errno == ESRCH)
+  if (j.value("host", "") == this_host() && num(j, "pid") <= 2147483647.0 &&
+      ::kill(static_cast<pid_t>(num(j, "pid")), 0) != 0 && errno == ESRCH)
     return "dead";
   if (now - num(j, "updated_time") > stale) return "stale";
   return "alive";

@@ -139,7 +139,7 @@ refuses "model_regression --executions 2^64" "'${big}' is too large" "${xp}/mode
 refuses "mnist_train --train-steps 2^64" "'${big}' is too large" "${xp}/mnist_train" --train-steps "${big}"
 refuses "char_rnn --executions 2^64" "'${big}' is too large" "${xp}/char_rnn" fuzz --executions "${big}"
 if [[ -x "${xp}/engines" ]]; then
-  refuses "engines --executions 2^64" "'${big}' is too large" "${xp}/engines" --executions "${big}"
+  refuses "engines nan --executions 2^64" "'${big}' is too large" "${xp}/engines" nan --executions "${big}"
 fi
 
 # whatsup on stats.json files it cannot trust: a count out of range, wrong types, not an object —
@@ -177,7 +177,7 @@ if [[ -d /usr/share/games/fortunes ]]; then
   grep -q 'words found by any run' "${work}/cr/results-blacklist.md" || fail "char_rnn: no blacklist table"
   # The objective matches case-insensitively: a capitalised word is spellable in either case.
   printf 'The\nAND\n' > "${work}/cr-words-caps.txt"
-  "${cr[@]}" fuzz --blacklist "${work}/cr-words-caps.txt" --runs 1 --max-executions 200 --out "${work}/cr-caps" \
+  "${cr[@]}" fuzz --blacklist "${work}/cr-words-caps.txt" --runs 1 --executions 200 --out "${work}/cr-caps" \
     > "${work}/cr-fuzz3.txt" 2> "${work}/cr-fuzz3.err" || fail "char_rnn fuzz --blacklist The,AND: $(cat "${work}/cr-fuzz3.err")"
   # Bad input: each a non-zero exit and a message naming the file, the option or the word.
   mkdir -p "${work}/cr-empty" "${work}/cr-latin1"

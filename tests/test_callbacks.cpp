@@ -69,6 +69,6 @@ TEST_CASE("ProgressPrinter prints the radius CalibratedCoverage chose", "[callba
   f.run(nnfuzz_test::planted_seeds(), p);
   REQUIRE(f.coverage().calibrated());
   std::ostringstream expected;
-  expected << "radius: " << f.coverage().threshold() << " (chosen by the coverage policy)";
+  expected << "radius: " << f.coverage().radius() << " (chosen by the coverage policy)";
   CHECK(os.str().find(expected.str()) != std::string::npos);
 }

@@ -57,7 +57,7 @@ struct OnDiskCheck {
 };
 }  // namespace
 
-TEST_CASE("Campaign: findings are on disk when reported; corpus and findings load back", "[campaign]") {
+TEST_CASE("Campaign: findings are on disk when reported - corpus and findings load back", "[campaign]") {
   TempDir t;
   const std::string dir = (t.dir / "c").string();
   auto f = planted(1, 60000);
@@ -219,7 +219,7 @@ void kill_campaigns(int rounds, std::uint64_t pick_seed) {
 }
 }  // namespace
 
-TEST_CASE("Campaign: SIGKILL at random moments loses no reported finding; the directory loads and resumes",
+TEST_CASE("Campaign: SIGKILL at random moments loses no reported finding - the directory loads and resumes",
           "[campaign]") {
   kill_campaigns(5, 99);
 }
@@ -441,7 +441,7 @@ TEST_CASE("Campaign: SIGTERM and SIGINT end a run with a final checkpoint (StopO
   }
 }
 
-TEST_CASE("Campaign: CampaignSaver validates its options; bad paths are clear errors", "[campaign]") {
+TEST_CASE("Campaign: CampaignSaver validates its options - bad paths are clear errors", "[campaign]") {
   using Catch::Contains;
   TempDir t;
   const std::string dir = (t.dir / "opts").string();

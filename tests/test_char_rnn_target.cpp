@@ -18,7 +18,7 @@ CharRnnTarget small_target(float temperature) {
 }
 }  // namespace
 
-TEST_CASE("CharRnnTarget: prompt + noise in, texts out; a finding replays bit for bit", "[char_rnn_target]") {
+TEST_CASE("CharRnnTarget: prompt + noise in, texts out - a finding replays bit for bit", "[char_rnn_target]") {
   CharRnnTarget target = small_target(1.0f);
   CHECK(target.input_layout().describe() == "tokens 'prompt' (vocab 5, max 10) + floats 'noise' (12)");
   const InputValue p = target.prompt("ab a");
@@ -67,7 +67,7 @@ TEST_CASE("CharRnnTarget: prompt + noise in, texts out; a finding replays bit fo
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("CharRnnTarget: greedy generation has no noise part; bad options are refused", "[char_rnn_target]") {
+TEST_CASE("CharRnnTarget: greedy generation has no noise part - bad options are refused", "[char_rnn_target]") {
   CharRnnTarget greedy = small_target(0.0f);
   CHECK(greedy.input_layout().size() == 1);
   CHECK_THROWS_WITH(CharRnnTarget(CharRnn(CharRnnShape{7, 4, 8}), Alphabet("ab .."), 10, 12, 1.0f),

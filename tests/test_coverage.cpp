@@ -12,7 +12,7 @@
 
 using namespace nnfuzz;
 
-TEMPLATE_TEST_CASE("Coverage: new means at least threshold away from everything seen, batch included", "[coverage]",
+TEMPLATE_TEST_CASE("Coverage: new means at least the radius away from everything seen, batch included", "[coverage]",
                    KdTreeCoverage, BruteForceCoverage) {
   TestType cov(1.0f);
   cov.reset(2);
@@ -39,7 +39,7 @@ TEMPLATE_TEST_CASE("Coverage: new means at least threshold away from everything 
   CHECK_FALSE(is_new(1));
   cov.reset(2);
   CHECK(cov.size() == 0);
-  REQUIRE_THROWS_WITH(TestType(0.0f), Catch::Contains("threshold") && Catch::Contains("got 0"));
+  REQUIRE_THROWS_WITH(TestType(0.0f), Catch::Contains("radius") && Catch::Contains("got 0"));
   REQUIRE_THROWS_WITH(TestType(-2.0f), Catch::Contains("got -2"));
 }
 
@@ -162,9 +162,9 @@ TEST_CASE("NoCoverage: nothing is ever new", "[coverage]") {
   CHECK(c.size() == 0);
 }
 
-TEST_CASE("coverage_threshold_from_squared converts TensorFuzz's squared threshold", "[coverage]") {
-  CHECK(coverage_threshold_from_squared(0.5f) == Approx(0.70710678f));
-  REQUIRE_THROWS_WITH(coverage_threshold_from_squared(-1), Catch::Contains("coverage_threshold_from_squared()"));
+TEST_CASE("radius_from_squared converts TensorFuzz's squared radius", "[coverage]") {
+  CHECK(radius_from_squared(0.5f) == Approx(0.70710678f));
+  REQUIRE_THROWS_WITH(radius_from_squared(-1), Catch::Contains("radius_from_squared()"));
 }
 
 TEST_CASE("AutoCoverage switches to the KD-tree and keeps every decision", "[coverage]") {
@@ -230,7 +230,7 @@ TEST_CASE("CalibratedCoverage: the radius is the (1 - target) quantile of the fi
   // Rank round(0.9 * 9) = 8 of the sorted distances: 9. "New" is distance >= radius, so the
   // radius sits just above 9: only the mutant at 10 is new (10% of the batch).
   REQUIRE(cov.calibrated());
-  CHECK(cov.threshold() == std::nextafter(9.0f, 100.0f));
+  CHECK(cov.radius() == std::nextafter(9.0f, 100.0f));
   CHECK(cov.calibration().samples == 10);
   CHECK(cov.calibration().median_distance == 6.0f);  // rank round(0.5 * 9) = 5 (0-based)
   CHECK(is_new.count() == 1);
@@ -244,7 +244,7 @@ TEST_CASE("CalibratedCoverage: the radius is the (1 - target) quantile of the fi
   CHECK(is_new(1));
 }
 
-TEST_CASE("CalibratedCoverage: waits while every mutant sits on a seed; rejects bad options", "[coverage]") {
+TEST_CASE("CalibratedCoverage: waits while every mutant sits on a seed - rejects bad options", "[coverage]") {
   CalibratedCoverage cov;
   cov.reset(2);
   Mask is_new;
@@ -258,7 +258,7 @@ TEST_CASE("CalibratedCoverage: waits while every mutant sits on a seed; rejects 
   moved(4, 0) = 0.75f;
   cov.observe(moved, is_new);
   CHECK(cov.calibrated());
-  CHECK(cov.threshold() > 0);
+  CHECK(cov.radius() > 0);
   CHECK_THROWS_WITH(CalibratedCoverage(0.0), Catch::Contains("'target_rate' must be in (0, 1)"));
   CHECK_THROWS_WITH(CalibratedCoverage(std::nan("")), Catch::Contains("'target_rate'"));
 }
@@ -280,7 +280,7 @@ TEST_CASE("calibrate_radius: the quantile of nearest-reference distances, non-fi
   CHECK_THROWS_WITH(calibrate_radius(refs, RowMatrix::Zero(3, 2), 0.1), Catch::Contains("2"));
 }
 
-TEST_CASE("set_threshold: every back-end judges later vectors at the new radius", "[coverage]") {
+TEST_CASE("set_radius: every back-end judges later vectors at the new radius", "[coverage]") {
   RowMatrix a(1, 2), b(1, 2);
   a << 0.0f, 0.0f;
   b << 3.0f, 4.0f;  // 5 from a
@@ -288,14 +288,14 @@ TEST_CASE("set_threshold: every back-end judges later vectors at the new radius"
     Mask m;
     cov.reset(2);
     cov.observe(a, m);
-    cov.set_threshold(6.0f);
+    cov.set_radius(6.0f);
     cov.observe(b, m);
     CHECK(!m(0));
-    cov.set_threshold(5.0f);  // "new" is distance >= radius
+    cov.set_radius(5.0f);  // "new" is distance >= radius
     cov.observe(b, m);
     CHECK(m(0));
-    CHECK(cov.threshold() == 5.0f);
-    CHECK_THROWS_WITH(cov.set_threshold(0.0f), Catch::Contains("set_threshold(): option 'threshold'"));
+    CHECK(cov.radius() == 5.0f);
+    CHECK_THROWS_WITH(cov.set_radius(0.0f), Catch::Contains("set_radius(): option 'radius'"));
   };
   check(BruteForceCoverage(1.0f));
   check(KdTreeCoverage(1.0f));
@@ -320,7 +320,7 @@ TEST_CASE("CalibratedCoverage: grows the radius while windows accept more than m
   for (Index i = 0; i < 10; ++i) first(i, 0) = static_cast<float>(i + 1);
   cov.observe(first, is_new);  // the calibration batch (1 of 10 new): not part of a window
   const float r0 = std::nextafter(9.0f, 100.0f);
-  CHECK(cov.threshold() == r0);
+  CHECK(cov.radius() == r0);
   CHECK(cov.calibration().adjustments == 0);
   RowMatrix one_new = RowMatrix::Constant(10, 1, 1.0f);
   one_new(0, 0) = 500.0f;
@@ -334,18 +334,18 @@ TEST_CASE("CalibratedCoverage: grows the radius while windows accept more than m
   cov.observe(far, is_new);
   CHECK(is_new.all());
   CHECK(cov.calibration().adjustments == 1);
-  CHECK(cov.threshold() == 2 * r0);
+  CHECK(cov.radius() == 2 * r0);
   // Window 3: 4 of 10 new: factor sqrt(4) = 2 again.
   RowMatrix some(10, 1);
   for (Index i = 0; i < 10; ++i) some(i, 0) = i < 4 ? 20000.0f + 100.0f * static_cast<float>(i) : 1000.0f;
   cov.observe(some, is_new);
   CHECK(is_new.count() == 4);
-  CHECK(cov.threshold() == 4 * r0);
+  CHECK(cov.radius() == 4 * r0);
   // Window 4: nothing new: the radius stays (a falling rate is the corpus covering its space).
   cov.observe(RowMatrix::Constant(10, 1, 1000.0f), is_new);
   CHECK(!is_new.any());
   CHECK(cov.calibration().adjustments == 2);
-  CHECK(cov.threshold() == 4 * r0);
+  CHECK(cov.radius() == 4 * r0);
   CHECK(cov.calibration().initial_radius == r0);
   // Without adaptation the first radius stays.
   o.adapt = false;
@@ -355,7 +355,7 @@ TEST_CASE("CalibratedCoverage: grows the radius while windows accept more than m
   fixed.seeds_done();
   fixed.observe(first, is_new);
   fixed.observe(far, is_new);
-  CHECK(fixed.threshold() == r0);
+  CHECK(fixed.radius() == r0);
   CHECK(fixed.calibration().adjustments == 0);
   o.adapt = true;
   o.window = 0;
@@ -384,7 +384,7 @@ TEST_CASE("CalibratedCoverage: a burst of new mutants shorter than `patience` wi
   RowMatrix first(10, 1);
   for (Index i = 0; i < 10; ++i) first(i, 0) = static_cast<float>(i + 1);
   cov.observe(first, is_new);
-  const float r0 = cov.threshold();
+  const float r0 = cov.radius();
   float next = 1000;
   auto window = [&](bool all_new) {
     RowMatrix v(10, 1);
@@ -396,10 +396,10 @@ TEST_CASE("CalibratedCoverage: a burst of new mutants shorter than `patience` wi
   window(false);  // two high windows, then a low one: the count starts again
   window(true);
   window(true);
-  CHECK(cov.threshold() == r0);
+  CHECK(cov.radius() == r0);
   window(true);  // the third high window in a row
-  CHECK(cov.threshold() == 2 * r0);
+  CHECK(cov.radius() == 2 * r0);
   window(true);  // still high: grows again
-  CHECK(cov.threshold() == 4 * r0);
+  CHECK(cov.radius() == 4 * r0);
   CHECK(cov.calibration().adjustments == 2);
 }

@@ -204,7 +204,7 @@ struct Flaky {
 };
 }  // namespace
 
-TEST_CASE("Fuzzer: findings are re-checked; a hit that does not reproduce is dropped and counted", "[fuzzer]") {
+TEST_CASE("Fuzzer: findings are re-checked - a hit that does not reproduce is dropped and counted", "[fuzzer]") {
   int calls = 0;
   FuzzOptions o;
   o.batch_size = 4;
@@ -317,8 +317,8 @@ TEST_CASE("Fuzzer: the default policies compile and find the planted bug", "[fuz
     static_assert(std::is_same<decltype(f), Fuzzer<PtrModel>>::value, "defaults");
     const FuzzResult r = f.run(planted_seeds());
     CHECK(f.coverage().calibrated());
-    CHECK(f.coverage().threshold() > 0);
-    CHECK(r.stats.coverage_radius == f.coverage().threshold());
+    CHECK(f.coverage().radius() > 0);
+    CHECK(r.stats.coverage_radius == f.coverage().radius());
     found += r.found();
   }
   CHECK(found == 5);
@@ -448,7 +448,7 @@ TEST_CASE("Fuzzer: adaptive policies stay reproducible (one seed, one run)", "[f
   CHECK(a.mutator().batches() == b.mutator().batches());
 }
 
-TEST_CASE("Fuzzer: a copy taken inside a callback is not running; it runs later", "[fuzzer]") {
+TEST_CASE("Fuzzer: a copy taken inside a callback is not running - it runs later", "[fuzzer]") {
   auto f = make_fuzzer(PtrModel{}, planted_options(1));
   using F = decltype(f);
   struct Snapshot {

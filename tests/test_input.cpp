@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Structured inputs (input.hpp, text_mutators.hpp) and the fuzzer, corpus, campaign files and
+// Structured inputs (input.hpp, mutators/structured.hpp) and the fuzzer, corpus, campaign files and
 // run_parallel on a user's token model.
 #include <catch2/catch.hpp>
 #include <nnfuzz/campaign/saver.hpp>
@@ -186,7 +186,7 @@ TEST_CASE("StructuredMutator: dictionary splices insert whole words, within max_
   CHECK_THROWS_WITH(StructuredMutator(bad), Catch::Contains("negative id -1"));
 }
 
-TEST_CASE("Fuzzer on a token model: CGF finds the planted word, replays it; one seed, one run", "[input][fuzzer]") {
+TEST_CASE("Fuzzer on a token model: CGF finds the planted word, replays it - one seed, one run", "[input][fuzzer]") {
   int found = 0;
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     auto f = token_fuzzer(seed);
@@ -209,7 +209,7 @@ TEST_CASE("Fuzzer on a token model: CGF finds the planted word, replays it; one 
   CHECK(ra.stats.executions == rb.stats.executions);
 }
 
-TEST_CASE("Fuzzer on a two-part model (tokens + noise); run_parallel", "[input][fuzzer]") {
+TEST_CASE("Fuzzer on a two-part model (tokens + noise) - run_parallel", "[input][fuzzer]") {
   auto f = token_fuzzer(2, /*noise=*/true);
   const FuzzResult r = f.run(noisy_seeds());
   REQUIRE(r.found());
@@ -236,7 +236,7 @@ TEST_CASE("Fuzzer on a token model: bad seeds and a mutator that writes bad ids 
   CHECK_THROWS_WITH(g.run(token_seeds()), Contains("the mutator wrote token 99 at position 0 of row 0 of part 'text'"));
 }
 
-TEST_CASE("Campaign v2: a token campaign saves, loads, resumes; structured findings round-trip", "[input][campaign]") {
+TEST_CASE("Campaign v2: a token campaign saves, loads, resumes - structured findings round-trip", "[input][campaign]") {
   TempDir t;
   const std::string dir = (t.dir / "tok").string();
   auto f = token_fuzzer(4, true);

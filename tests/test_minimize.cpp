@@ -95,7 +95,7 @@ TEST_CASE("minimize: bad input is refused clearly", "[minimize]") {
   CHECK_THROWS_WITH(perturbation_size(root, RowVector::Zero(3)), Catch::Contains("perturbation_size()"));
 }
 
-TEST_CASE("minimize: the budget holds from the first confirmation; a batch too large to allocate names the option",
+TEST_CASE("minimize: the budget holds from the first confirmation - a batch too large to allocate names the option",
           "[minimize]") {
   TwoPixelModel model;
   auto objective = fails;
@@ -111,7 +111,7 @@ TEST_CASE("minimize: the budget holds from the first confirmation; a batch too l
   MinimizeOptions huge;
   huge.batch_size = Index{1} << 40;
   huge.max_executions = Index{1} << 50;  // the budget is not what stops it
-  CHECK_THROWS_WITH(minimize(model, objective, root, ok, huge),
-                    Catch::Contains("minimize()") && Catch::Contains("'batch_size'") &&
-                        Catch::Contains("1099511627776"));
+  CHECK_THROWS_WITH(minimize(model, objective, root, ok, huge), Catch::Contains("minimize()") &&
+                                                                    Catch::Contains("'batch_size'") &&
+                                                                    Catch::Contains("1099511627776"));
 }

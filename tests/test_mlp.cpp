@@ -63,7 +63,7 @@ TEST_CASE("Mlp: forward pass matches a hand computation and reports every layer"
   REQUIRE_THROWS_WITH(Mlp<float>({784, 0, 10}), Catch::Contains("layer size 1 is 0"));
 }
 
-TEST_CASE("Mlp: the half-arithmetic twin computes in half exactly; half storage sums in float", "[mlp]") {
+TEST_CASE("Mlp: the half-arithmetic twin computes in half exactly - half storage sums in float", "[mlp]") {
   const Mlp<float> f = random_net({784, 200, 100, 10}, 1);
   const Mlp<H> h = f.half_arithmetic();
   const Mlp<float> s = f.half_storage();

@@ -313,7 +313,7 @@ TEMPLATE_TEST_CASE("A row with a NaN or an infinity is never new and covers noth
 
 TEMPLATE_TEST_CASE("The criteria allocate nothing per batch once sized", "[coverage][neuron]", NeuronCoverage,
                    KMNCoverage, NBCoverage, SNACoverage, TKNCoverage, NLCoverage) {
-  auto cov = make_any_coverage(TestType({3, 3}), Columns<TestType>(0, 3, TestType({3})));
+  auto cov = any_of(TestType({3, 3}), Columns<TestType>(0, 3, TestType({3})));
   cov.reset(6);
   RowMatrix batch = two_layers();
   Mask is_new;
@@ -358,7 +358,7 @@ TEST_CASE("Neuron criteria reject bad options and mismatched widths, naming the 
 }
 
 namespace {
-// A scripted part: new when column 0 is positive; counts seeds_done() calls; optional threshold.
+// A scripted part: new when column 0 is positive; counts seeds_done() calls; optional radius.
 struct SignCoverage {
   float t = 0.5f;
   int seeds_done_calls = 0;
@@ -374,7 +374,7 @@ struct SignCoverage {
   }
   Index size() const { return accepted; }
   void seeds_done() { ++seeds_done_calls; }
-  float threshold() const { return t; }
+  float radius() const { return t; }
 };
 }  // namespace
 
@@ -384,8 +384,8 @@ TEST_CASE("AnyCoverage, AllCoverage and Columns", "[coverage][combine]") {
       -1, 1, 9,   //
       1, 1, 9,    //
       -1, -1, 9;
-  auto any = make_any_coverage(Columns<SignCoverage>(0, 1), Columns<SignCoverage>(1, 2, SignCoverage{0.25f}));
-  auto all = make_all_coverage(Columns<SignCoverage>(0, 1), Columns<SignCoverage>(1, 1), NoCoverage());
+  auto any = any_of(Columns<SignCoverage>(0, 1), Columns<SignCoverage>(1, 2, SignCoverage{0.25f}));
+  auto all = all_of(Columns<SignCoverage>(0, 1), Columns<SignCoverage>(1, 1), NoCoverage());
   any.reset(3);
   all.reset(3);
   CHECK(verdicts(any, v) == std::vector<bool>{true, true, true, false});
@@ -398,15 +398,14 @@ TEST_CASE("AnyCoverage, AllCoverage and Columns", "[coverage][combine]") {
   CHECK(second.policy().last_data == v.data() + 1);
   CHECK(second.policy().dim == 2);
   CHECK(any.part<0>().policy().size() == 2);
-  // seeds_done() and threshold() are forwarded (the first part's radius).
+  // seeds_done() and radius() are forwarded (the first part's radius).
   any.seeds_done();
   CHECK(any.part<0>().policy().seeds_done_calls == 1);
   CHECK(any.part<1>().policy().seeds_done_calls == 1);
-  CHECK(any.threshold() == 0.5f);
-  static_assert(detail::has_threshold<decltype(any)>::value, "threshold forwarded");
-  static_assert(!detail::has_threshold<AnyCoverage<NoCoverage, KMNCoverage>>::value,
-                "no threshold when no part has one");
-  static_assert(!detail::has_threshold<Columns<NoCoverage>>::value, "Columns forwards only what exists");
+  CHECK(any.radius() == 0.5f);
+  static_assert(detail::has_radius<decltype(any)>::value, "radius forwarded");
+  static_assert(!detail::has_radius<AnyCoverage<NoCoverage, KMNCoverage>>::value, "no radius when no part has one");
+  static_assert(!detail::has_radius<Columns<NoCoverage>>::value, "Columns forwards only what exists");
 
   auto both = AllCoverage(SignCoverage{}, Columns<SignCoverage>(1, 1));
   both.reset(3);
@@ -421,8 +420,8 @@ TEST_CASE("AnyCoverage, AllCoverage and Columns", "[coverage][combine]") {
 TEST_CASE("Combining L2 novelty on the logits with KMNC on the hidden neurons", "[coverage][combine]") {
   // Coverage = 3 hidden neurons then 1 logit. KMNC takes its ranges from the seeds, the
   // calibrated radius from the first mutants: both through the forwarded seeds_done().
-  auto cov = make_any_coverage(Columns<KMNCoverage>(0, 3, KMNCoverage({3}, 4)),
-                               Columns<CalibratedCoverage>(3, 1, CalibratedCoverage(0.5)));
+  auto cov = any_of(Columns<KMNCoverage>(0, 3, KMNCoverage({3}, 4)),
+                    Columns<CalibratedCoverage>(3, 1, CalibratedCoverage(0.5)));
   cov.reset(4);
   RowMatrix seeds(2, 4);
   seeds << 0, 0, 1, 0,  //
@@ -438,7 +437,7 @@ TEST_CASE("Combining L2 novelty on the logits with KMNC on the hidden neurons", 
       0, 0, 1, 0.5f;      // KMNC: the sections of seed 0, seen; L2: inside the radius: not new
   CHECK(verdicts(cov, mutants) == std::vector<bool>{true, false});
   CHECK(cov.part<1>().policy().calibrated());
-  CHECK(cov.threshold() > 0);
+  CHECK(cov.radius() > 0);
 }
 
 TEST_CASE("CoverageSignal::neurons and neuron_layers()", "[coverage][neuron][targets]") {
@@ -494,6 +493,6 @@ TEST_CASE("A Fuzzer with KMNCoverage over a tiny network's neurons grows the cor
   CHECK(result.stats.corpus_size == kmnc.size());  // every seed, then every new mutant
   CHECK(kmnc.ratio() > 0);
   CHECK(kmnc.ratio() < 1);
-  CHECK(result.stats.coverage_radius == 0);  // no threshold(): nothing to report as a radius
+  CHECK(result.stats.coverage_radius == 0);  // no radius(): nothing to report as a radius
   INFO("KMNC " << 100 * kmnc.ratio() << "%, corpus " << result.stats.corpus_size);
 }

@@ -52,7 +52,7 @@ TEST_CASE("run_parallel: budgets split, results reproducible per seed and worker
          s0.findings != s1.findings));
 }
 
-TEST_CASE("run_parallel: workers find the planted bug; bad arguments and worker errors surface", "[parallel]") {
+TEST_CASE("run_parallel: workers find the planted bug - bad arguments and worker errors surface", "[parallel]") {
   auto f = planted(1, 200000, 1);
   const ParallelFuzzResult p = run_parallel(f, planted_seeds(), 2);
   CHECK(p.found());

@@ -138,7 +138,7 @@ TEST_CASE("Int8Mlp: the forward pass matches a hand computation in integers", "[
                       Catch::Contains("Int8Mlp::forward()") && Catch::Contains("3 columns"));
 }
 
-TEST_CASE("quantize_int8: a trained net keeps its accuracy; int8 logits are close to float", "[quantize]") {
+TEST_CASE("quantize_int8: a trained net keeps its accuracy - int8 logits are close to float", "[quantize]") {
   RowMatrix x, xt;
   Eigen::VectorXi y, yt;
   blobs(x, y, 2000, 1);
@@ -317,7 +317,7 @@ TEST_CASE("Int8Pair: the fuzzer finds a planted float/int8 disagreement, and it 
   CHECK(fuzzer.replay(f));
 }
 
-TEST_CASE("prune_magnitude: the fraction is exact per layer; fine-tuning keeps the pruned weights at zero",
+TEST_CASE("prune_magnitude: the fraction is exact per layer - fine-tuning keeps the pruned weights at zero",
           "[quantize][prune]") {
   RowMatrix x, xt;
   Eigen::VectorXi y, yt;

@@ -63,7 +63,7 @@ std::vector<NoiseKernel> kernels_here() {
 }
 }  // namespace
 
-TEST_CASE("Rng: the noise kernel is chosen at run time; each kernel reproduces itself", "[rng]") {
+TEST_CASE("Rng: the noise kernel is chosen at run time - each kernel reproduces itself", "[rng]") {
   // Whatever the build flags, a CPU with AVX-512 runs the AVX-512 kernel by default.
   CHECK(std::string(noise_kernel_name()) == (detail::cpu_has_avx512() ? "avx512" : "generic"));
   std::vector<std::vector<float>> out;

@@ -91,7 +91,7 @@ std::string slurp(const std::string& path) {
 }
 }  // namespace
 
-TEST_CASE("Sync: a late joiner takes every element its peer queued; imports are not queued again", "[sync]") {
+TEST_CASE("Sync: a late joiner takes every element its peer queued - imports are not queued again", "[sync]") {
   TempDir t;
   const std::string sync = (t.dir / "s").string();
   auto fa = planted(1, 20000);
@@ -169,7 +169,7 @@ TEST_CASE("Sync: findings are deduplicated across workers by the signature of th
   CHECK(finding_signature(seed_finding) == finding_signature(load_findings(a.worker_dir()).front().finding));
 }
 
-TEST_CASE("Sync: a peer's temporary file is never read; a torn or foreign file is rejected naming it", "[sync]") {
+TEST_CASE("Sync: a peer's temporary file is never read - a torn or foreign file is rejected naming it", "[sync]") {
   TempDir t;
   const std::string sync = (t.dir / "s").string();
   // A writer caught between create and rename: only a temporary name exists.
@@ -426,7 +426,7 @@ void kill_workers(int rounds, std::uint64_t pick_seed) {
 }
 }  // namespace
 
-TEST_CASE("Sync: SIGKILL of a worker loses nothing; the others go on; it resumes from its directory", "[sync]") {
+TEST_CASE("Sync: SIGKILL of a worker loses nothing - the others go on - it resumes from its directory", "[sync]") {
   kill_workers(3, 7);
 }
 
@@ -448,7 +448,7 @@ bool any_error_has(const SyncDirectory& s, const std::string& a, const std::stri
 }
 }  // namespace
 
-TEST_CASE("Sync: a restarted worker never overwrites its own queue files; it numbers after the highest", "[sync]") {
+TEST_CASE("Sync: a restarted worker never overwrites its own queue files - it numbers after the highest", "[sync]") {
   TempDir t;
   const std::string sync = (t.dir / "s").string();
   for (std::uint64_t i = 0; i < 4; ++i) write_chunk(sync, "a", i, 16, 0.1f * static_cast<float>(i + 1));
@@ -479,8 +479,9 @@ TEST_CASE("Sync: a restarted worker never overwrites its own queue files; it num
   CHECK(slurp((q / sync_queue_name(3)).string()) == before3);
 }
 
-TEST_CASE("Sync: a gap in a peer's queue is waited on for gap_seconds, then reported and skipped (or stops a strict run)",
-          "[sync]") {
+TEST_CASE(
+    "Sync: a gap in a peer's queue is waited on for gap_seconds, then reported and skipped (or stops a strict run)",
+    "[sync]") {
   TempDir t;
   const std::string sync = (t.dir / "s").string();
   write_chunk(sync, "p", 0, 16, 0.1f);

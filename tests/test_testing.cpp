@@ -84,7 +84,7 @@ TEST_CASE("fuzz_test: passes on the good version, fails on the planted regressio
   CHECK(fixed.regression_inputs == 2);
 }
 
-TEST_CASE("fuzz_test: one seed, one run; NNFUZZ_SEED and NNFUZZ_BUDGET override it", "[testing]") {
+TEST_CASE("fuzz_test: one seed, one run - NNFUZZ_SEED and NNFUZZ_BUDGET override it", "[testing]") {
   const RowMatrix seeds = nnfuzz_test::planted_seeds();
   FuzzTestOptions o;
   o.max_executions = 5000;
@@ -132,7 +132,7 @@ TEST_CASE("fuzz_test: a missing regression directory or a corrupt regression fil
   CHECK_THROWS_WITH(fuzz_test(f, seeds, o), Catch::Contains("does not fit this model") && Catch::Contains("8"));
 }
 
-TEST_CASE("fuzz_test: NNFUZZ_SEED is parsed strictly; a budget out of range or rounding to 0 names the variable",
+TEST_CASE("fuzz_test: NNFUZZ_SEED is parsed strictly - a budget out of range or rounding to 0 names the variable",
           "[testing]") {
   const RowMatrix seeds = nnfuzz_test::planted_seeds();
   auto f = fuzzer_for(1);
@@ -164,13 +164,12 @@ TEST_CASE("fuzz_test: NNFUZZ_SEED is parsed strictly; a budget out of range or r
   }
 }
 
-TEST_CASE("fuzz_test: a finding that cannot be saved (read-only regression_dir) is still reported whole",
-          "[testing]") {
+TEST_CASE("fuzz_test: a finding that cannot be saved (read-only regression_dir) is still reported whole", "[testing]") {
   nnfuzz_test::TempDir tmp("nnfuzz_testing_ro");
   const std::string dir = (tmp.dir / "regressions").string();
   fs::create_directories(dir);
-  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                           fs::perms::others_read | fs::perms::others_exec);  // 0755: not writable by the child
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                           fs::perms::others_exec);  // 0755: not writable by the child
   const RowMatrix seeds = nnfuzz_test::planted_seeds();
   const std::string got = nnfuzz_test::run_unprivileged([&] {
     auto bad = fuzzer_for(2);

@@ -32,7 +32,7 @@ TEST_CASE("RepeatedWordObjective: a word n times in a row, case-insensitive, who
   CHECK_THROWS_WITH(RepeatedWordObjective(1), Catch::Contains("'times' must be >= 2, got 1"));
 }
 
-TEST_CASE("BlacklistObjective: whole words only; bad blacklists are refused", "[text_objectives]") {
+TEST_CASE("BlacklistObjective: whole words only - bad blacklists are refused", "[text_objectives]") {
   BlacklistObjective o({"Cat", "dog's"});
   const TextOutput out{{"my cat.", "category", "the dog's bowl", "dogs", "CAT"}};
   const Mask hits = run(o, out);

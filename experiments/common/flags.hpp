@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -83,21 +84,25 @@ CLI::Option* seeds(CLI::App& app, T& v, const std::string& note = "") {
       ->capture_default_str();
 }
 /// --sigma S: the Gaussian noise deviation.
-inline CLI::Option* sigma(CLI::App& app, float& v, const std::string& note = "") {
+template <typename T>
+CLI::Option* sigma(CLI::App& app, T& v, const std::string& note = "") {
   return app.add_option("--sigma", v, detail::help("Gaussian noise deviation, in pixel units", note))
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
 }
 /// --sigma-range R: multi-scale noise.
-inline CLI::Option* sigma_range(CLI::App& app, float& v, const std::string& note = "") {
+template <typename T>
+CLI::Option* sigma_range(CLI::App& app, T& v, const std::string& note = "") {
   return app
-      .add_option("--sigma-range", v,
-                  detail::help("multi-scale noise: per-mutant sigma log-uniform in [sigma/R, sigma*R] (1 = fixed)", note))
+      .add_option(
+          "--sigma-range", v,
+          detail::help("multi-scale noise: per-mutant sigma log-uniform in [sigma/R, sigma*R] (1 = fixed)", note))
       ->check(CLI::Range(1.0f, 1000.0f))
       ->capture_default_str();
 }
 /// --radius R: the coverage novelty radius (plain L2).
-inline CLI::Option* radius(CLI::App& app, float& v, const std::string& note = "") {
+template <typename T>
+CLI::Option* radius(CLI::App& app, T& v, const std::string& note = "") {
   return app
       .add_option("--radius", v,
                   detail::help("coverage novelty radius (plain L2; TensorFuzz's squared 0.5 = 0.707)", note))
@@ -111,7 +116,8 @@ inline CLI::Option* eps(CLI::App& app, std::vector<float>& v, const std::string&
       ->capture_default_str();
 }
 /// --eps E: one L-inf radius around the seed.
-inline CLI::Option* eps(CLI::App& app, float& v, const std::string& note = "") {
+template <typename T, typename = std::enable_if_t<std::is_floating_point<T>::value>>
+CLI::Option* eps(CLI::App& app, T& v, const std::string& note = "") {
   return app.add_option("--eps", v, detail::help("L-inf radius around the seed, in pixel units", note))
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -129,14 +135,16 @@ inline CLI::Option* jobs(CLI::App& app, int& v, const std::string& note = "") {
 /// --train-steps N: override the recipe's training steps (smoke tests).
 template <typename T>
 CLI::Option* train_steps(CLI::App& app, T& v, const std::string& note = "") {
-  return app.add_option("--train-steps", v,
-                        detail::help("override the recipe's training steps (0 = recipe; for smoke tests)", note))
+  return app
+      .add_option("--train-steps", v,
+                  detail::help("override the recipe's training steps (0 = recipe; for smoke tests)", note))
       ->transform(integer_count<T>())
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
 }
 /// --target-rate R: CalibratedCoverage's target acceptance rate.
-inline CLI::Option* target_rate(CLI::App& app, float& v, const std::string& note = "") {
+template <typename T>
+CLI::Option* target_rate(CLI::App& app, T& v, const std::string& note = "") {
   return app
       .add_option("--target-rate", v,
                   detail::help("CalibratedCoverage: the share of the first mutants that are new", note))

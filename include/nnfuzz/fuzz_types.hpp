@@ -45,7 +45,7 @@ struct Finding {
   /// (BlacklistObjective), the part of a combinator… (Objective::fired(); empty when the
   /// objective does not say). `what` is the sentence for people.
   std::string fired;
-  InputValue value;             ///< the input, for models with structured inputs (InputLayout); `input` is empty then
+  InputValue value;  ///< the input, for models with structured inputs (InputLayout); `input` is empty then
 };
 
 /// Counters of a run, updated after every batch.

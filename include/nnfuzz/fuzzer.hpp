@@ -543,8 +543,7 @@ class Fuzzer {
     st.executions_per_second = st.seconds > 0 ? static_cast<double>(st.executions) / st.seconds : 0;
     st.corpus_size = corpus_.size();
     st.coverage_size = coverage_.size();
-    if constexpr (detail::has_threshold<Coverage>::value)
-      st.coverage_radius = static_cast<float>(coverage_.threshold());
+    if constexpr (detail::has_radius<Coverage>::value) st.coverage_radius = static_cast<float>(coverage_.radius());
     st.seconds_since_new_coverage = seconds_since(last_new_);
     st.best_fitness = best_fitness_;
   }

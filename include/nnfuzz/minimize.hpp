@@ -236,8 +236,9 @@ class MinimizeFindings {
   void perform(Context& ctx) {
     for (const Finding& f : ctx.new_findings()) {
       if (f.input.size() == 0)
-        detail::fail("MinimizeFindings: the finding has no dense input (minimize() takes rows; models with an "
-                     "InputLayout are not minimised by it)");
+        detail::fail(
+            "MinimizeFindings: the finding has no dense input (minimize() takes rows; models with an "
+            "InputLayout are not minimised by it)");
       MinimizeOptions o = o_;
       if (o.confirm_batch_size == 0) o.confirm_batch_size = ctx.options().batch_size;
       auto objective = ctx.objective();  // the run's objective keeps its state

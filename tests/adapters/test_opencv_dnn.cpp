@@ -230,7 +230,9 @@ std::string pb_varint(std::uint64_t v) {
   for (; v >= 0x80; v >>= 7) s += static_cast<char>((v & 0x7f) | 0x80);
   return s + static_cast<char>(v);
 }
-std::string pb_int(int field, std::uint64_t v) { return pb_varint(static_cast<std::uint64_t>(field) << 3) + pb_varint(v); }
+std::string pb_int(int field, std::uint64_t v) {
+  return pb_varint(static_cast<std::uint64_t>(field) << 3) + pb_varint(v);
+}
 std::string pb_bytes(int field, const std::string& b) {
   return pb_varint((static_cast<std::uint64_t>(field) << 3) | 2) + pb_varint(b.size()) + b;
 }
@@ -245,8 +247,8 @@ std::vector<uchar> matmul_onnx(std::vector<std::uint64_t> dims, std::size_t floa
     data.append(reinterpret_cast<const char*>(&v), 4);
   }
   tensor += raw ? pb_bytes(9, data) : pb_bytes(4, data);  // float_data packed
-  const std::string node = pb_bytes(1, "x") + pb_bytes(1, "W") + pb_bytes(2, "y") + pb_bytes(3, "mm") +
-                           pb_bytes(4, "MatMul");
+  const std::string node =
+      pb_bytes(1, "x") + pb_bytes(1, "W") + pb_bytes(2, "y") + pb_bytes(3, "mm") + pb_bytes(4, "MatMul");
   auto value_info = [](const std::string& name, std::uint64_t width) {  // N x width floats
     const std::string shape = pb_bytes(2, pb_bytes(1, pb_bytes(2, "N")) + pb_bytes(1, pb_int(1, width)));
     return pb_bytes(1, name) + pb_bytes(2, pb_bytes(1, pb_int(1, 1) + shape));

@@ -6,11 +6,13 @@
 # Usage: tests/consumer/run.sh <mode> <nnfuzz source dir> <work dir> [extra CMake -D args...]
 #   install           configure nnfuzz alone (tests/examples/benchmarks OFF), install it into
 #                     <work>/prefix, build find_package/ against it with CMAKE_PREFIX_PATH, run
-#                     the app; then check the installed nnfuzz.pc (pkg-config) by compiling the
-#                     app with its flags and running it too.
-#   add_subdirectory  build add_subdirectory/, which adds the source tree with add_subdirectory.
+#                     the user's program (app/main.cpp) and the user's unit tests; then check the
+#                     installed nnfuzz.pc and nnfuzz-data.pc (pkg-config) by compiling
+#                     app/models_main.cpp with their flags and running it.
+#   add_subdirectory  build add_subdirectory/, which adds the source tree with add_subdirectory
+#                     (the build-system integration: app/models_main.cpp).
 #   meson             build meson_subproject/ in a temporary copy (<work>/src) whose
-#                     subprojects/nnfuzz is a symlink to the source tree.
+#                     subprojects/nnfuzz is a symlink to the source tree (app/models_main.cpp).
 #   engine_adapter    install nnfuzz alone into <work>/prefix, build engine_adapter/ (a user's
 #                     project fuzzing an ONNX network through OpenCV DNN with the installed
 #                     adapter header) against it, and run it on $NNFUZZ_ADAPTER_MODEL (the
@@ -20,7 +22,7 @@
 # Environment: CXX (the C++ compiler; default: CMake's/Meson's choice), BUILD_TYPE (CMake build
 # type, default Release), CMAKE_GENERATOR (default Ninja when installed), JOBS (default 1).
 # tests/consumer/CMakeLists.txt registers one CTest test per mode (label `consumer`).
-# Only <work>/{build,prefix,app,src,pkgconfig_app} are removed and rebuilt: a work dir is reusable.
+# Only <work>/{build,prefix,app,src,pkgconfig_models,unit_tests} are removed and rebuilt: a work dir is reusable.
 set -euo pipefail
 
 usage() { sed -n '5,6p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
@@ -90,24 +92,23 @@ case "${mode}" in
       echo "== consumer.${mode}: ${t} fails as it should on the planted regression"
     done
 
-    # pkg-config: the installed nnfuzz.pc (Requires: eigen3, nanoflann, zlib) must resolve and
-    # give flags that build the app.
+    # pkg-config: the installed nnfuzz.pc (Requires: eigen3, nanoflann) and nnfuzz-data.pc (+ zlib)
+    # must resolve and give flags that build a program (the smaller one: the full program was
+    # built above).
     export PKG_CONFIG_PATH="${prefix}/share/pkgconfig${PKG_CONFIG_PATH:+:${PKG_CONFIG_PATH}}"
     cflags="$(pkg-config --cflags nnfuzz)" || fail "pkg-config --cflags nnfuzz failed"
     libs="$(pkg-config --libs nnfuzz)" || fail "pkg-config --libs nnfuzz failed"
     echo "== consumer.${mode}: pkg-config nnfuzz $(pkg-config --modversion nnfuzz): cflags '${cflags}', libs '${libs}'"
     [[ " ${cflags} " == *" -I${prefix}/include "* ]] || fail "pkg-config --cflags nnfuzz lacks -I${prefix}/include"
-    # shellcheck disable=SC2086  # the flags are word lists
-    step "${CXX:-c++}" -std=c++17 -O2 ${cflags} "${here}/app/main.cpp" -o "${work}/pkgconfig_app" ${libs}
-    step "${work}/pkgconfig_app"
     # The core needs no zlib: its headers (campaign files included) must not reach zlib.h or
     # the models.
     deps="$("${CXX:-c++}" -std=c++17 ${cflags} -M "${here}/app/main.cpp")"
-    [[ "${deps}" != *zlib.h* ]] || fail "the core (app/main.cpp: nnfuzz.hpp + io/campaign.hpp) includes zlib.h"
+    [[ "${deps}" != *zlib.h* ]] || fail "the core (app/main.cpp: nnfuzz.hpp + campaign/files.hpp) includes zlib.h"
     [[ "${deps}" != *nnfuzz/models/* && "${deps}" != *nnfuzz/data/idx.hpp* ]] || fail "the core includes the models"
-    mcflags="$(pkg-config --cflags nnfuzz-models)" || fail "pkg-config --cflags nnfuzz-models failed"
-    mlibs="$(pkg-config --libs nnfuzz-models)" || fail "pkg-config --libs nnfuzz-models failed"
-    [[ " ${mlibs} " == *" -lz "* ]] || fail "pkg-config --libs nnfuzz-models lacks -lz: '${mlibs}'"
+    mcflags="$(pkg-config --cflags nnfuzz-data)" || fail "pkg-config --cflags nnfuzz-data failed"
+    mlibs="$(pkg-config --libs nnfuzz-data)" || fail "pkg-config --libs nnfuzz-data failed"
+    [[ " ${mlibs} " == *" -lz "* ]] || fail "pkg-config --libs nnfuzz-data lacks -lz: '${mlibs}'"
+    [[ "$(pkg-config --libs nnfuzz-models)" == "${mlibs}" ]] || fail "nnfuzz-models.pc (the old name) differs from nnfuzz-data.pc"
     # shellcheck disable=SC2086
     step "${CXX:-c++}" -std=c++17 -O2 ${mcflags} "${here}/app/models_main.cpp" -o "${work}/pkgconfig_models" ${mlibs}
     step "${work}/pkgconfig_models"
@@ -117,7 +118,6 @@ case "${mode}" in
     rm -rf "${work}/app"
     step cmake -S "${here}/add_subdirectory" -B "${work}/app" "${cmake_args[@]}" -DNNFUZZ_SOURCE_DIR="${src}"
     step cmake --build "${work}/app" --parallel "${jobs}"
-    step "${work}/app/consumer_app"
     step "${work}/app/consumer_models"
     ;;
 
@@ -142,7 +142,6 @@ case "${mode}" in
     [[ "${targets}" != *nnfuzz_tests* ]] || fail "nnfuzz as a Meson subproject built its tests"
     installed="$(meson introspect --installed "${work}/build")"
     [[ "${installed}" == "{}" ]] || fail "nnfuzz as a Meson subproject installs files: ${installed}"
-    step "${work}/build/consumer_app"
     step "${work}/build/consumer_models"
     ;;
 

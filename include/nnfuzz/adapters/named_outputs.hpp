@@ -98,8 +98,8 @@ Index input_size(const char* who, const std::vector<T>& shape) {
     if (d < 1) fail(who, ": option 'input_shape' has a dimension ", d, " (each must be >= 1)");
     // The product checked before it is taken: 65536^4 must not wrap to 0 floats per input.
     if (static_cast<std::uint64_t>(d) > static_cast<std::uint64_t>(std::numeric_limits<Index>::max() / size))
-      fail(who, ": option 'input_shape' ", shape_text(shape), " holds more than ",
-           std::numeric_limits<Index>::max(), " floats per input (the product of its dimensions overflows)");
+      fail(who, ": option 'input_shape' ", shape_text(shape), " holds more than ", std::numeric_limits<Index>::max(),
+           " floats per input (the product of its dimensions overflows)");
     size *= static_cast<Index>(d);
   }
   return size;
@@ -111,8 +111,9 @@ RowMatrix probe_batch(const char* who, const std::vector<T>& shape, Index input_
   try {
     return RowMatrix::Zero(2, input_dim);
   } catch (const std::bad_alloc&) {
-    fail(who, ": option 'input_shape' ", shape_text(shape), " (", input_dim, " floats per input) needs a probe batch of 2 x ",
-         input_dim, " floats (", static_cast<double>(input_dim) * 8.0 / (1 << 20), " MiB): cannot allocate it");
+    fail(who, ": option 'input_shape' ", shape_text(shape), " (", input_dim,
+         " floats per input) needs a probe batch of 2 x ", input_dim, " floats (",
+         static_cast<double>(input_dim) * 8.0 / (1 << 20), " MiB): cannot allocate it");
   }
 }
 /// "a, b, c" (at most `max` names, then "… (N in all)").
@@ -122,7 +123,6 @@ inline std::string join_names(const std::vector<std::string>& names, std::size_t
   if (names.size() > max) s += message(", ... (", names.size(), " in all)");
   return s.empty() ? "(none)" : s;
 }
-
 
 /// The floats of a batch as one contiguous row-major block: batch.data() itself (the fuzzer's
 /// batches always are), or a copy in `scratch` for a caller's strided view. Fails (naming `who`

@@ -89,9 +89,21 @@ struct ProtoReader {
     wire = static_cast<std::uint32_t>(key & 7);
     sub = ProtoReader{p, p};
     switch (wire) {
-      case 0: sub.value = varint(); break;
-      case 1: if (end - p < 8) ok = false; else p += 8; break;
-      case 5: if (end - p < 4) ok = false; else p += 4; break;
+      case 0:
+        sub.value = varint();
+        break;
+      case 1:
+        if (end - p < 8)
+          ok = false;
+        else
+          p += 8;
+        break;
+      case 5:
+        if (end - p < 4)
+          ok = false;
+        else
+          p += 4;
+        break;
       case 2: {
         const std::uint64_t n = varint();
         if (!ok || n > static_cast<std::uint64_t>(end - p)) {
@@ -102,7 +114,8 @@ struct ProtoReader {
         p += n;
         break;
       }
-      default: ok = false;
+      default:
+        ok = false;
     }
     return ok;
   }
@@ -112,12 +125,28 @@ struct ProtoReader {
 /// Bytes per element of an ONNX TensorProto data type (0: unknown, or strings).
 inline std::uint64_t onnx_type_bytes(std::uint64_t t) {
   switch (t) {
-    case 2: case 3: case 9: return 1;            // uint8, int8, bool
-    case 4: case 5: case 10: case 16: return 2;  // uint16, int16, float16, bfloat16
-    case 1: case 6: case 12: return 4;           // float, int32, uint32
-    case 7: case 11: case 13: case 14: return 8;  // int64, double, uint64, complex64
-    case 15: return 16;                          // complex128
-    default: return 0;
+    case 2:
+    case 3:
+    case 9:
+      return 1;  // uint8, int8, bool
+    case 4:
+    case 5:
+    case 10:
+    case 16:
+      return 2;  // uint16, int16, float16, bfloat16
+    case 1:
+    case 6:
+    case 12:
+      return 4;  // float, int32, uint32
+    case 7:
+    case 11:
+    case 13:
+    case 14:
+      return 8;  // int64, double, uint64, complex64
+    case 15:
+      return 16;  // complex128
+    default:
+      return 0;
   }
 }
 
@@ -236,10 +265,10 @@ inline void check_onnx_tensors(const std::vector<uchar>& bytes, const std::strin
 ///
 /// The constructor checks everything once, on a probe batch of two zero inputs: that the file
 /// exists and parses (and, before OpenCV parses it, that every initializer and Constant tensor
-/// holds exactly the data its shape and type declare: OpenCV would read past it), that each chosen name is an output (or a layer) of the network, that the
-/// input shape fits, that every chosen output is float and batch-first. Each failure is a
-/// std::invalid_argument naming the function, the option or file, and the value (for an unknown
-/// name, the names there are).
+/// holds exactly the data its shape and type declare: OpenCV would read past it), that each chosen name is an output
+/// (or a layer) of the network, that the input shape fits, that every chosen output is float and batch-first. Each
+/// failure is a std::invalid_argument naming the function, the option or file, and the value (for an unknown name, the
+/// names there are).
 class OpenCvDnnModel {
  public:
   /// The reusable output of evaluate().

@@ -113,7 +113,7 @@ inline std::uint64_t layout_header_bytes(const InputLayout& layout) {
 /// use does not grow with the corpus). Refuses, before writing anything, a corpus the loader
 /// would refuse: empty, a width outside [1, 2^24], a non-finite input, broken lineage, or a file
 /// over 64 GiB. (Coverage vectors may hold NaN/Inf: a seed's can.) Throws naming the file.
-/// `name` names the file in DIR (io/sync.hpp writes its shared elements in this format too).
+/// `name` names the file in DIR (campaign/sync.hpp writes its shared elements in this format too).
 inline void save_corpus(const std::string& dir, const Corpus& c, const std::string& name = "corpus.bin") {
   const std::string path = (std::filesystem::path(dir) / name).string();
   if (c.structured()) {
@@ -255,15 +255,15 @@ inline Corpus load_corpus(const std::string& dir, const std::string& name = "cor
         if (name_len > detail::kMaxPartName)
           detail::fail("load_corpus(): file '", path, "' part ", p, " has a name of ", name_len, " bytes");
         r.need(name_len);
-        std::string name(reinterpret_cast<const char*>(&bytes[r.pos]), name_len);
+        std::string part_name(reinterpret_cast<const char*>(&bytes[r.pos]), name_len);
         r.pos += name_len;
         if (width < 1 || width > detail::kMaxCampaignDim || (kind == 1 && (vocab < 1 || vocab > (1u << 30))))
-          detail::fail("load_corpus(): file '", path, "' part '", name, "' has width ", width, " and vocabulary ",
+          detail::fail("load_corpus(): file '", path, "' part '", part_name, "' has width ", width, " and vocabulary ",
                        vocab);
         if (kind == 1)
-          layout.tokens(name, vocab, width);
+          layout.tokens(part_name, vocab, width);
         else
-          layout.floats(name, width);
+          layout.floats(part_name, width);
       }
       detail::check_layout("load_corpus()", path, layout);
       in_dim = static_cast<std::uint32_t>(layout.float_cells());
@@ -477,8 +477,8 @@ inline std::vector<SavedFinding> load_findings(const std::string& dir) {
   const fs::file_status st = fs::status(fdir, ec);
   if (st.type() == fs::file_type::not_found) return all;
   if (ec || !fs::exists(st))  // EACCES on the campaign directory: never "no findings"
-    detail::fail("load_findings(): cannot examine '", fdir.string(), "': ",
-                 ec ? ec.message() : std::string("unknown type"));
+    detail::fail("load_findings(): cannot examine '", fdir.string(),
+                 "': ", ec ? ec.message() : std::string("unknown type"));
   if (!fs::is_directory(st)) detail::fail("load_findings(): '", fdir.string(), "' is not a directory");
   std::vector<std::string> paths;
   fs::directory_iterator it(fdir, ec), end;
@@ -555,6 +555,5 @@ inline std::shared_ptr<int> lock_campaign(const char* fn, const std::string& dir
   });
 }
 }  // namespace detail
-
 
 }  // namespace nnfuzz

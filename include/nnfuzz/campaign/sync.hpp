@@ -341,8 +341,8 @@ class SyncDirectory {
   struct Peer {
     std::uint64_t next = 0;  // the next queue file to read
     std::filesystem::file_time_type findings_time{};
-    std::set<std::string> seen;  // finding files already read
-    std::string dir_error;       // the last error on its queue/ or findings/ (reported once)
+    std::set<std::string> seen;                    // finding files already read
+    std::string dir_error;                         // the last error on its queue/ or findings/ (reported once)
     std::filesystem::file_time_type queue_time{};  // of queue/ when last listed for a gap
     bool listed = false;
     std::uint64_t gap_to = 0;  // a later file present while `next` is missing (0: none seen)
@@ -473,8 +473,8 @@ class SyncDirectory {
       const fs::file_status st = fs::status(q, ec);
       if (st.type() == fs::file_type::not_found) return from;
       if (ec || !fs::is_directory(st)) {
-        peer_error(*peer, detail::message("SyncDirectory: cannot read worker '", name, "''s queue '", q, "': ",
-                                          ec ? ec.message() : std::string("not a directory")));
+        peer_error(*peer, detail::message("SyncDirectory: cannot read worker '", name, "''s queue '", q,
+                                          "': ", ec ? ec.message() : std::string("not a directory")));
         return from;
       }
     }
@@ -485,12 +485,12 @@ class SyncDirectory {
       std::error_code ec;
       const fs::file_status st = fs::symlink_status(path, ec);
       if (st.type() == fs::file_type::not_found) {
-        if (to != 0) continue;  // its own, lost: skipped
+        if (to != 0) continue;                          // its own, lost: skipped
         if (!peer || !gap_after(*peer, q, seq)) break;  // the next one is not written yet
         ++counters_.gaps;
-        const std::string e = detail::message("SyncDirectory: a gap in worker '", name, "''s queue: file '", path,
-                                              "' is missing while '", sync_queue_name(peer->gap_to),
-                                              "' exists (waited ", o_.gap_seconds, " s); skipped to it");
+        const std::string e =
+            detail::message("SyncDirectory: a gap in worker '", name, "''s queue: file '", path, "' is missing while '",
+                            sync_queue_name(peer->gap_to), "' exists (waited ", o_.gap_seconds, " s); skipped to it");
         if (o_.strict) detail::fail(e);
         note(e);
         seq = peer->gap_to - 1;
@@ -499,8 +499,9 @@ class SyncDirectory {
       }
       if (peer) peer->gap_to = 0;
       if (ec && (ec.value() == EACCES || ec.value() == EPERM)) {  // the directory's search permission
-        if (peer) peer_error(*peer, detail::message("SyncDirectory: cannot read worker '", name, "''s queue '", q,
-                                                    "': ", ec.message()));
+        if (peer)
+          peer_error(*peer, detail::message("SyncDirectory: cannot read worker '", name, "''s queue '", q,
+                                            "': ", ec.message()));
         break;
       }
       try {
@@ -589,8 +590,8 @@ class SyncDirectory {
       const auto t = fs::last_write_time(fdir, ec);
       if (ec) {
         if (ec != std::errc::no_such_file_or_directory)  // EACCES, a loop: not "no findings"
-          peer_error(p, detail::message("SyncDirectory: cannot read worker '", name, "''s findings '",
-                                        fdir.string(), "': ", ec.message()));
+          peer_error(p, detail::message("SyncDirectory: cannot read worker '", name, "''s findings '", fdir.string(),
+                                        "': ", ec.message()));
         continue;
       }
       if (t == p.findings_time && fs::file_time_type::clock::now() - t > std::chrono::seconds(2)) continue;

@@ -20,10 +20,10 @@ namespace nnfuzz {
 /// where KD-tree pruning degrades.
 class AutoCoverage {
  public:
-  /// `threshold`: L2 radius; `switch_size`: corpus size at which a low-dimensional corpus moves
+  /// `radius`: L2 radius; `switch_size`: corpus size at which a low-dimensional corpus moves
   /// to the KD-tree; `max_kd_dim`: dimensions at or above which brute force is kept.
-  explicit AutoCoverage(float threshold, Index switch_size = 4096, Index max_kd_dim = 1024)
-      : brute_(threshold), kd_(threshold), switch_size_(switch_size), max_kd_dim_(max_kd_dim) {
+  explicit AutoCoverage(float radius, Index switch_size = 4096, Index max_kd_dim = 1024)
+      : brute_(radius), kd_(radius), switch_size_(switch_size), max_kd_dim_(max_kd_dim) {
     if (switch_size < 0) detail::fail("AutoCoverage(): option 'switch_size' must be >= 0, got ", switch_size);
   }
   /// Forgets every vector; `dim` is the coverage vector length.
@@ -50,11 +50,15 @@ class AutoCoverage {
   /// True once the KD-tree is in use.
   bool using_kd_tree() const { return using_kd_; }
   /// The L2 novelty radius.
-  float threshold() const { return brute_.threshold(); }
+  float radius() const { return brute_.radius(); }
+  /// The old name of radius().
+  [[deprecated("use radius()")]] float threshold() const { return radius(); }
+  /// The old name of set_radius().
+  [[deprecated("use set_radius()")]] void set_threshold(float r) { set_radius(r); }
   /// Changes the radius for later observe() calls (the stored vectors stay).
-  void set_threshold(float threshold) {
-    brute_.set_threshold(threshold);
-    kd_.set_threshold(threshold);
+  void set_radius(float radius) {
+    brute_.set_radius(radius);
+    kd_.set_radius(radius);
   }
 
  private:

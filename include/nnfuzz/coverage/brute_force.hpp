@@ -4,7 +4,7 @@
 
 #include "../detail/config.hpp"
 #include "../detail/row_store.hpp"
-#include "threshold.hpp"
+#include "radius.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -12,19 +12,18 @@
 namespace nnfuzz {
 
 /// Coverage policy: a vector is new when its L2 distance to every vector seen so far (including
-/// earlier new rows of the same batch) is at least `threshold`; new vectors are remembered. A
+/// earlier new rows of the same batch) is at least `radius`; new vectors are remembered. A
 /// vector with a NaN or infinite element is never new and never stored.
 ///
 /// Exact. A batch is screened against the stored vectors with one matrix product per 4 MiB chunk
 /// (|q|² + |s|² − 2 q·s, fast at any dimension); rows whose screened distance is within rounding
-/// of the threshold are re-checked with exact differences. Cost grows linearly with the corpus:
+/// of the radius are re-checked with exact differences. Cost grows linearly with the corpus:
 /// prefer it for high-dimensional coverage or small corpora, KdTreeCoverage for large
 /// low-dimensional ones.
 class BruteForceCoverage {
  public:
-  /// `threshold`: the L2 radius (not squared; see coverage_threshold_from_squared()).
-  explicit BruteForceCoverage(float threshold)
-      : threshold_(detail::checked_threshold("BruteForceCoverage()", threshold)) {}
+  /// `radius`: the L2 radius (not squared; see radius_from_squared()).
+  explicit BruteForceCoverage(float radius) : radius_(detail::checked_radius("BruteForceCoverage()", radius)) {}
 
   /// Forgets every vector; `dim` is the coverage vector length.
   void reset(Index dim) {
@@ -36,7 +35,7 @@ class BruteForceCoverage {
     NNFUZZ_ASSERT(vectors.cols() == store_.cols());
     const Index b = vectors.rows();
     is_new.resize(b);
-    const float r2 = threshold_ * threshold_;
+    const float r2 = radius_ * radius_;
     qnorm_ = vectors.rowwise().squaredNorm();
     min_d2_.setConstant(b, std::numeric_limits<float>::infinity());
     float max_snorm = 0;
@@ -87,11 +86,13 @@ class BruteForceCoverage {
   /// Vectors remembered.
   Index size() const { return store_.size(); }
   /// The L2 novelty radius.
-  float threshold() const { return threshold_; }
+  float radius() const { return radius_; }
+  /// The old name of radius().
+  [[deprecated("use radius()")]] float threshold() const { return radius(); }
+  /// The old name of set_radius().
+  [[deprecated("use set_radius()")]] void set_threshold(float r) { set_radius(r); }
   /// Changes the radius for later observe() calls (the stored vectors stay).
-  void set_threshold(float threshold) {
-    threshold_ = detail::checked_threshold("BruteForceCoverage::set_threshold()", threshold);
-  }
+  void set_radius(float radius) { radius_ = detail::checked_radius("BruteForceCoverage::set_radius()", radius); }
   /// Coverage vector length given to reset().
   Index dim() const { return store_.cols(); }
   /// Stored vector i.
@@ -107,7 +108,7 @@ class BruteForceCoverage {
   }
 
   static constexpr Index kBlock = 1024;
-  float threshold_;
+  float radius_;
   detail::RowStore store_;
   std::vector<float> norms_;
   Eigen::ArrayXf qnorm_, min_d2_;

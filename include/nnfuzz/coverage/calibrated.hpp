@@ -100,7 +100,7 @@ inline float calibrate_radius(const Eigen::Ref<const RowMatrix>& references, con
 ///     (every mutant new, as with high-dimensional coverage vectors).
 /// If every first mutant lies exactly on a seed (a constant coverage), it waits for a batch with
 /// a positive distance; until then nothing is new. The choice is reported by calibration(),
-/// threshold() and FuzzStats::coverage_radius (ProgressPrinter prints each change). resume()
+/// radius() and FuzzStats::coverage_radius (ProgressPrinter prints each change). resume()
 /// recalibrates against the whole saved corpus. Decisions are deterministic: one seed, one run.
 class CalibratedCoverage {
  public:
@@ -166,7 +166,7 @@ class CalibratedCoverage {
     return inner_ ? inner_->size() : static_cast<Index>(pending_.size()) / std::max<Index>(dim_, 1);
   }
   /// The L2 novelty radius chosen (0 until calibrated).
-  float threshold() const { return calibration_.radius; }
+  float radius() const { return calibration_.radius; }
   /// True once the radius is chosen.
   bool calibrated() const { return inner_.has_value(); }
   /// What was chosen, from what.
@@ -201,7 +201,7 @@ class CalibratedCoverage {
       if (!(radius > calibration_.radius) || !detail::is_finite(radius)) continue;
       calibration_.radius = radius;
       ++calibration_.adjustments;
-      inner_->set_threshold(radius);
+      inner_->set_radius(radius);
     }
   }
   void calibrate(const Eigen::Ref<const RowMatrix>& vectors) {

@@ -59,12 +59,12 @@ class CombinedCoverage {
   /// Coverage vectors this combination accepted as new since reset().
   Index size() const { return accepted_; }
   /// The novelty radius of the first part that has one (e.g. CalibratedCoverage), reported by
-  /// the Fuzzer as FuzzStats::coverage_radius. Only present when some part has threshold().
-  template <bool B = (has_threshold<Parts>::value || ...), std::enable_if_t<B, int> = 0>
-  float threshold() const {
+  /// the Fuzzer as FuzzStats::coverage_radius. Only present when some part has radius().
+  template <bool B = (has_radius<Parts>::value || ...), std::enable_if_t<B, int> = 0>
+  float radius() const {
     float t = 0;
     bool found = false;
-    std::apply([&](const auto&... p) { (take_threshold(p, t, found), ...); }, parts_);
+    std::apply([&](const auto&... p) { (take_radius(p, t, found), ...); }, parts_);
     return t;
   }
   /// Part I (const).
@@ -84,9 +84,9 @@ class CombinedCoverage {
     (std::get<I>(parts_).observe(vectors, masks_[I]), ...);
   }
   template <typename C>
-  static void take_threshold(const C& part, float& t, bool& found) {
-    if constexpr (has_threshold<C>::value) {
-      if (!found) t = static_cast<float>(part.threshold());
+  static void take_radius(const C& part, float& t, bool& found) {
+    if constexpr (has_radius<C>::value) {
+      if (!found) t = static_cast<float>(part.radius());
       found = true;
     }
   }
@@ -102,7 +102,7 @@ class CombinedCoverage {
 /// feedback_or). Every part observes every batch and keeps its own state (a KMNCoverage part
 /// marks the sections a row covers even if the row was new only for another part), so each part's
 /// statistics stay those of the criterion alone. Give parts different columns with Columns.
-/// reset(), seeds_done() and threshold() are forwarded; size() counts the rows it accepted.
+/// reset(), seeds_done() and radius() are forwarded; size() counts the rows it accepted.
 template <typename... Parts>
 class AnyCoverage : public detail::CombinedCoverage<false, Parts...> {
  public:
@@ -126,14 +126,25 @@ class AllCoverage : public detail::CombinedCoverage<true, Parts...> {
 template <typename... Parts>
 AllCoverage(Parts...) -> AllCoverage<Parts...>;
 
-/// An AnyCoverage of the given policies.
-template <typename... Parts>
-AnyCoverage<std::decay_t<Parts>...> make_any_coverage(Parts&&... parts) {
+/// Combines coverage policies: new when any part calls it new (AnyCoverage). The same name
+/// combines objectives (objectives/combine.hpp); the arguments decide.
+template <typename... Parts, std::enable_if_t<(detail::is_coverage_policy<std::decay_t<Parts>>::value && ...), int> = 0>
+AnyCoverage<std::decay_t<Parts>...> any_of(Parts&&... parts) {
   return AnyCoverage<std::decay_t<Parts>...>(std::forward<Parts>(parts)...);
 }
-/// An AllCoverage of the given policies.
+/// Combines coverage policies: new when every part calls it new (AllCoverage).
+template <typename... Parts, std::enable_if_t<(detail::is_coverage_policy<std::decay_t<Parts>>::value && ...), int> = 0>
+AllCoverage<std::decay_t<Parts>...> all_of(Parts&&... parts) {
+  return AllCoverage<std::decay_t<Parts>...>(std::forward<Parts>(parts)...);
+}
+/// The old name of any_of() for coverage policies.
 template <typename... Parts>
-AllCoverage<std::decay_t<Parts>...> make_all_coverage(Parts&&... parts) {
+[[deprecated("use nnfuzz::any_of()")]] AnyCoverage<std::decay_t<Parts>...> make_any_coverage(Parts&&... parts) {
+  return AnyCoverage<std::decay_t<Parts>...>(std::forward<Parts>(parts)...);
+}
+/// The old name of all_of() for coverage policies.
+template <typename... Parts>
+[[deprecated("use nnfuzz::all_of()")]] AllCoverage<std::decay_t<Parts>...> make_all_coverage(Parts&&... parts) {
   return AllCoverage<std::decay_t<Parts>...>(std::forward<Parts>(parts)...);
 }
 
@@ -141,8 +152,8 @@ AllCoverage<std::decay_t<Parts>...> make_all_coverage(Parts&&... parts) {
 /// copy: a view with the same rows). With a target whose coverage is hidden neurons followed by
 /// logits (CoverageSignal::neurons_and_logits), L2 novelty on the logits and KMNC on the hidden
 /// layers combine as
-/// `make_any_coverage(Columns(hidden, classes, CalibratedCoverage()), Columns(0, hidden, KMNCoverage(layers)))`.
-/// seeds_done() and threshold() are forwarded when the policy has them.
+/// `any_of(Columns(hidden, classes, CalibratedCoverage()), Columns(0, hidden, KMNCoverage(layers)))`.
+/// seeds_done() and radius() are forwarded when the policy has them.
 template <typename Policy>
 class Columns {
  public:
@@ -170,10 +181,10 @@ class Columns {
   void seeds_done() { detail::forward_seeds_done(policy_); }
   /// The policy's size().
   Index size() const { return policy_.size(); }
-  /// The policy's threshold(); present only when the policy has one.
-  template <bool B = detail::has_threshold<Policy>::value, std::enable_if_t<B, int> = 0>
-  float threshold() const {
-    return static_cast<float>(policy_.threshold());
+  /// The policy's radius(); present only when the policy has one.
+  template <bool B = detail::has_radius<Policy>::value, std::enable_if_t<B, int> = 0>
+  float radius() const {
+    return static_cast<float>(policy_.radius());
   }
   /// The first column.
   Index first() const { return first_; }

@@ -6,7 +6,7 @@
 #include "../detail/config.hpp"
 #include "../detail/nanoflann_shim.hpp"
 #include "../detail/row_store.hpp"
-#include "threshold.hpp"
+#include "radius.hpp"
 
 #include <chrono>
 #include <future>
@@ -66,7 +66,7 @@ struct KdRangeTree {
 }  // namespace detail
 
 /// Coverage policy: a vector is new when its L2 distance to every vector seen so far (including
-/// earlier new rows of the same batch) is at least `threshold`; new vectors are remembered.
+/// earlier new rows of the same batch) is at least `radius`; new vectors are remembered.
 ///
 /// Exact, like BruteForceCoverage (the two agree on every decision: both decide with
 /// detail::squared_distance_below), and far faster than it for low-dimensional coverage and
@@ -87,11 +87,11 @@ struct KdRangeTree {
 /// std::numeric_limits<Index>::max()` to keep everything on the calling thread.
 class KdTreeCoverage {
  public:
-  /// `threshold`: the L2 radius (not squared; see coverage_threshold_from_squared()).
+  /// `radius`: the L2 radius (not squared; see radius_from_squared()).
   /// `leaf_size`: maximum vectors per KD-tree leaf. `max_blocking_build`: largest rebuild done on
   /// the calling thread (16,384 vectors take ~12 ms at 10 dimensions on the reference machine).
-  explicit KdTreeCoverage(float threshold, std::size_t leaf_size = 16, Index max_blocking_build = 16384)
-      : threshold_(detail::checked_threshold("KdTreeCoverage()", threshold)),
+  explicit KdTreeCoverage(float radius, std::size_t leaf_size = 16, Index max_blocking_build = 16384)
+      : radius_(detail::checked_radius("KdTreeCoverage()", radius)),
         leaf_size_(leaf_size),
         max_blocking_build_(max_blocking_build) {
     if (leaf_size < 1) detail::fail("KdTreeCoverage(): option 'leaf_size' must be >= 1, got ", leaf_size);
@@ -105,7 +105,7 @@ class KdTreeCoverage {
   KdTreeCoverage& operator=(KdTreeCoverage&& other) noexcept {
     if (this != &other) {
       drop_job();  // before the store it reads is replaced
-      threshold_ = other.threshold_;
+      radius_ = other.radius_;
       leaf_size_ = other.leaf_size_;
       max_blocking_build_ = other.max_blocking_build_;
       store_ = std::move(other.store_);
@@ -120,7 +120,7 @@ class KdTreeCoverage {
   }
   /// Deep copy: the same vectors and options, in freshly built trees.
   KdTreeCoverage(const KdTreeCoverage& other)
-      : threshold_(other.threshold_), leaf_size_(other.leaf_size_), max_blocking_build_(other.max_blocking_build_) {
+      : radius_(other.radius_), leaf_size_(other.leaf_size_), max_blocking_build_(other.max_blocking_build_) {
     if (other.dim() == 0) return;
     reset(other.dim());
     for (Index i = 0; i < other.size(); ++i) insert(other.store_.row(i));
@@ -167,12 +167,14 @@ class KdTreeCoverage {
   /// Vectors remembered.
   Index size() const { return store_.size(); }
   /// The L2 novelty radius.
-  float threshold() const { return threshold_; }
+  float radius() const { return radius_; }
+  /// The old name of radius().
+  [[deprecated("use radius()")]] float threshold() const { return radius(); }
+  /// The old name of set_radius().
+  [[deprecated("use set_radius()")]] void set_threshold(float r) { set_radius(r); }
   /// Changes the radius for later observe() calls (the stored vectors stay; used by
   /// CalibratedCoverage to hold its acceptance rate).
-  void set_threshold(float threshold) {
-    threshold_ = detail::checked_threshold("KdTreeCoverage::set_threshold()", threshold);
-  }
+  void set_radius(float radius) { radius_ = detail::checked_radius("KdTreeCoverage::set_radius()", radius); }
   /// Coverage vector length given to reset() (0 before).
   Index dim() const { return store_.cols(); }
   /// Stored vector i.
@@ -201,11 +203,11 @@ class KdTreeCoverage {
   // Rows from here on are not in a tree yet: they are searched directly.
   Index built_end() const { return trees_.empty() ? 0 : trees_.back()->end(); }
 
-  // Is any stored vector strictly closer than the threshold? Subtrees are pruned on a lower
+  // Is any stored vector strictly closer than the radius? Subtrees are pruned on a lower
   // bound of the distance computed incrementally (nanoflann's arithmetic), with a relative slack
   // for its rounding, so that pruning never drops a vector the exact leaf test would accept.
   bool seen(const float* q) {
-    const float r2 = threshold_ * threshold_;
+    const float r2 = radius_ * radius_;
     const Index d = dim();
     const float prune_above = r2 * (1.0f + 8.0f * static_cast<float>(d + 2) * std::numeric_limits<float>::epsilon());
     for (const auto& t : trees_)
@@ -327,7 +329,7 @@ class KdTreeCoverage {
     }
   }
 
-  float threshold_;
+  float radius_;
   std::size_t leaf_size_;
   Index max_blocking_build_;
   detail::RowStore store_;

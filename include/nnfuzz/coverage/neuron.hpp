@@ -300,7 +300,7 @@ class NeuronCoverage : public detail::ElementCoverage<NeuronCoverage> {
   }
   /// Forgets what was covered; `dim` is the coverage vector length (checked against the layers).
   void reset(Index dim) { start(dim, 1); }
-  /// The activation threshold (not named threshold(): the Fuzzer would report it as an L2 radius).
+  /// The activation threshold (not named radius(): the Fuzzer would report it as the novelty radius).
   float activation_threshold() const { return threshold_; }
   /// The scaling.
   NeuronScaling scaling() const { return scaling_; }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // nnfuzz: checksummed binary files, written atomically and durably (internal).
 //
-// Shared by the campaign files (io/campaign.hpp) and the weights files (io/weights.hpp). Needs
+// Shared by the campaign files (campaign/files.hpp) and the weights files (models/mlp_file.hpp). Needs
 // only the C++ and POSIX standard libraries: the CRC-32 is nnfuzz's own (the zlib/IEEE 802.3
 // polynomial, bit-compatible with zlib's crc32(), tested against it), with 64-bit lengths, so
 // that files past 4 GiB are checksummed over every byte.
@@ -257,7 +257,8 @@ inline std::vector<std::uint8_t> read_whole_file(const char* fn, const std::stri
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (st.type() == fs::file_type::not_found) fail(fn, ": file '", path, "' does not exist");
-  if (ec || !fs::exists(st)) fail(fn, ": cannot examine '", path, "': ", ec ? ec.message() : std::string("unknown type"));
+  if (ec || !fs::exists(st))
+    fail(fn, ": cannot examine '", path, "': ", ec ? ec.message() : std::string("unknown type"));
   if (!fs::is_regular_file(st)) fail(fn, ": '", path, "' is not a regular file");
   const std::uintmax_t size = fs::file_size(path, ec);
   if (ec) fail(fn, ": cannot stat '", path, "': ", ec.message());

@@ -25,8 +25,8 @@ class InputSpace;
 template <typename Model>
 class InputSpace<Model, DenseInputs> {
  public:
-  using Seeds = Eigen::Ref<const RowMatrix>;     ///< what run() takes
-  using Value = Eigen::Ref<const RowVector>;     ///< what replay() takes
+  using Seeds = Eigen::Ref<const RowMatrix>;           ///< what run() takes
+  using Value = Eigen::Ref<const RowVector>;           ///< what replay() takes
   using ObjectiveBatch = Eigen::Ref<const RowMatrix>;  ///< what the objective's check() sees
   static constexpr const char* kSeedsHint = "a matrix, one row per input";
 

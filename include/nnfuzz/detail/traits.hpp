@@ -121,9 +121,9 @@ template <typename C>
 struct has_seeds_done<C, void_t<decltype(std::declval<C&>().seeds_done())>> : std::true_type {};
 // Optional coverage member: the novelty radius, reported in FuzzStats::coverage_radius.
 template <typename C, typename = void>
-struct has_threshold : std::false_type {};
+struct has_radius : std::false_type {};
 template <typename C>
-struct has_threshold<C, void_t<decltype(static_cast<float>(std::declval<const C&>().threshold()))>> : std::true_type {};
+struct has_radius<C, void_t<decltype(static_cast<float>(std::declval<const C&>().radius()))>> : std::true_type {};
 // Optional objective member: float fitness(const Output&, Index row) const (higher = closer to firing).
 template <typename O, typename Out, typename = void>
 struct has_fitness : std::false_type {};
@@ -132,6 +132,11 @@ struct has_fitness<
     O, Out,
     void_t<decltype(static_cast<float>(std::declval<const O&>().fitness(std::declval<const Out&>(), Index{0})))>>
     : std::true_type {};
+
+/// True for a coverage policy (reset(dim) and observe(vectors, is_new)): any_of()/all_of() then
+/// combine coverage, otherwise objectives.
+template <typename C>
+struct is_coverage_policy : std::integral_constant<bool, has_reset<C>::value && has_observe<C>::value> {};
 
 template <typename O, typename Out, typename Batch = Eigen::Ref<const RowMatrix>>
 constexpr bool is_objective_v =
@@ -179,8 +184,8 @@ struct has_reference_candidate<Out, void_t<decltype(Eigen::Ref<const RowMatrix>(
 template <typename O, typename Out, typename = void>
 struct has_fired : std::false_type {};
 template <typename O, typename Out>
-struct has_fired<
-    O, Out, void_t<decltype(std::string(std::declval<const O&>().fired(std::declval<const Out&>(), Index{0})))>>
+struct has_fired<O, Out,
+                 void_t<decltype(std::string(std::declval<const O&>().fired(std::declval<const Out&>(), Index{0})))>>
     : std::true_type {};
 
 /// What fired, for a hit row, as a name: the objective's fired() if it has one, else empty.

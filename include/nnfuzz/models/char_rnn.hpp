@@ -20,7 +20,7 @@
 //   cell                  1 = GRU
 //   vocab, embed, hidden  vocab in [2, 65536], embed and hidden in [1, 65536]
 //   symbols               number of symbol bytes: 0 (none stored) or vocab - 1
-//   symbol bytes          the alphabet (io/text.hpp: byte of id i + 1), zero-padded to 4 bytes
+//   symbol bytes          the alphabet (data/text.hpp: byte of id i + 1), zero-padded to 4 bytes
 //   parameters            embedding, w_input, b_input, w_hidden, b_hidden, w_output, b_output
 //                         (row-major, shapes as CharRnnParams)
 //   crc32                 CRC-32 (zlib's) of every byte before it
@@ -44,7 +44,6 @@
 #include <vector>
 
 namespace nnfuzz {
-
 
 /// The sizes of a CharRnn.
 struct CharRnnShape {
@@ -386,11 +385,11 @@ class CharRnn {
 };
 
 /// Saves a CharRnn to `path` (format in the header comment), atomically and durably, with the
-/// alphabet's bytes (`symbols`, the Alphabet::symbols() of io/text.hpp, or empty). Throws
+/// alphabet's bytes (`symbols`, the Alphabet::symbols() of data/text.hpp, or empty). Throws
 /// std::invalid_argument naming the file for a network with no parameters, a non-finite
 namespace detail {
 /// The first byte `symbols` holds twice, as text ("'a'" or "0x07"), or "" when none repeats:
-/// an alphabet (io/text.hpp's Alphabet) holds each byte once.
+/// an alphabet (data/text.hpp's Alphabet) holds each byte once.
 inline std::string repeated_symbol(const std::string& symbols) {
   std::string sorted = symbols;
   std::sort(sorted.begin(), sorted.end());
@@ -454,8 +453,8 @@ inline void save_char_rnn(const std::string& path, const CharRnn& net, const std
 /// Loads a network saved by save_char_rnn(); `symbols`, if given, receives the stored alphabet
 /// bytes (empty if none were stored). Checks the magic (naming an Mlp weights file as such),
 /// the version, the cell type, the sizes, the exact file size they imply, the CRC-32, an
-/// alphabet that holds each byte once, and finite parameters. Throws std::invalid_argument naming the file and the offending value; a missing,
-/// non-regular or unreadable file says so.
+/// alphabet that holds each byte once, and finite parameters. Throws std::invalid_argument naming the file and the
+/// offending value; a missing, non-regular or unreadable file says so.
 inline CharRnn load_char_rnn(const std::string& path, std::string* symbols = nullptr) {
   const char* fn = "load_char_rnn()";
   const std::vector<std::uint8_t> b =

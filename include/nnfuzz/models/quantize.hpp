@@ -15,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-
 namespace nnfuzz {
 
 /// How codes map to reals: real = scale × (code − zero_point), codes 0..255 (uint8).

@@ -2,7 +2,7 @@
 // nnfuzz: training CharRnn language models — truncated backpropagation through time, Adam,
 // gradient-norm clipping, held-out bits per character.
 //
-// The training text is one stream of ids (Alphabet::encode_texts() of io/text.hpp: texts joined
+// The training text is one stream of ids (Alphabet::encode_texts() of data/text.hpp: texts joined
 // by the boundary id 0). It is cut into `batch_size` lanes at seeded offsets; each step feeds the
 // next `bptt` ids of every lane, predicts each next id, backpropagates through those `bptt` steps
 // and carries the final states into the next step (detached), as Karpathy's char-rnn does.

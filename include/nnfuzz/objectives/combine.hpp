@@ -39,6 +39,19 @@ class AnyOf {
         },
         parts_);
     return s.empty() ? "objective" : s;
+  }  /// What the part that fired names (Finding::fired).
+  template <typename Output>
+  std::string fired(const Output& out, Index row) const {
+    std::string s;
+    int part = 0;
+    std::apply(
+        [&](const auto&... o) {
+          ((row < fired_.rows() && fired_(row) == part++ ? (void)(s = detail::fired_of_objective(o, out, row))
+                                                         : (void)0),
+           ...);
+        },
+        parts_);
+    return s.empty() ? "objective" : s;
   }
 
  private:
@@ -76,6 +89,12 @@ class AllOf {
         [&](const auto&... o) { ((s += (s.empty() ? "" : " and ") + detail::describe_objective(o, out, row)), ...); },
         parts_);
     return s;
+  }  /// The first name a part gives (Finding::fired).
+  template <typename Output>
+  std::string fired(const Output& out, Index row) const {
+    std::string s;
+    std::apply([&](const auto&... o) { ((s = s.empty() ? detail::fired_of_objective(o, out, row) : s), ...); }, parts_);
+    return s;
   }
 
  private:
@@ -88,15 +107,50 @@ class AllOf {
   Mask scratch_;
 };
 
+/// A hit where the objective does NOT fire: "the model no longer answers its label", "the text
+/// never says the word". describe() says so; fitness is not negated (a row's distance to not
+/// firing is not the objective's own signal).
+template <typename Objective>
+class Not {
+ public:
+  /// Holds a copy of the objective.
+  explicit Not(Objective objective) : inner_(std::move(objective)) {}
+  /// hits = rows where the objective does not fire.
+  template <typename Batch, typename Output>
+  void check(const Batch& batch, const Output& out, Mask& hits) {
+    detail::run_objective(inner_, batch, out, hits);
+    for (Index r = 0; r < hits.rows(); ++r) hits(r) = !hits(r);
+  }
+  /// "not: " and what the objective would have said.
+  template <typename Output>
+  std::string describe(const Output& out, Index row) const {
+    return "not: " + detail::describe_objective(inner_, out, row);
+  }
+  /// The negated objective.
+  const Objective& objective() const { return inner_; }
+
+ private:
+  Objective inner_;
+};
+
+// One vocabulary for both policy families: any_of(), all_of() combine objectives here and
+// coverage policies in coverage/combine.hpp (chosen by what the arguments are); negate() is the
+// objectives' negation (novelty has none: "not new" would keep everything already seen).
+
 /// Combines objectives: a hit when any fires.
-template <typename... Objectives>
+template <typename... Objectives, std::enable_if_t<!(detail::is_coverage_policy<Objectives>::value && ...), int> = 0>
 AnyOf<Objectives...> any_of(Objectives... objectives) {
   return AnyOf<Objectives...>(std::move(objectives)...);
 }
 /// Combines objectives: a hit when all fire.
-template <typename... Objectives>
+template <typename... Objectives, std::enable_if_t<!(detail::is_coverage_policy<Objectives>::value && ...), int> = 0>
 AllOf<Objectives...> all_of(Objectives... objectives) {
   return AllOf<Objectives...>(std::move(objectives)...);
+}
+/// Negates an objective: a hit where it does not fire.
+template <typename Objective>
+Not<Objective> negate(Objective objective) {
+  return Not<Objective>(std::move(objective));
 }
 
 }  // namespace nnfuzz

@@ -148,7 +148,7 @@ class OutputDistanceObjective {
   void check(const Batch& batch, const Output& out, Mask& hits) const {
     static_assert(detail::has_reference_candidate<Output>::value,
                   "nnfuzz: OutputDistanceObjective needs the model's Output to have RowMatrix members `reference` and "
-                  "`candidate` (the old and the new logits; see VersionPair in models/versions.hpp)");
+                  "`candidate` (the old and the new logits; see VersionPair in targets/version_pair.hpp)");
     hits.resize(batch.rows());
     for (Index r = 0; r < batch.rows(); ++r) hits(r) = distance(out, r) > threshold_;
   }

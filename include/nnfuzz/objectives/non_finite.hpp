@@ -44,6 +44,15 @@ class NonFiniteObjective {
     });
     return "non-finite in '" + first + "'";
   }
+  /// The name of the first tensor with a NaN/Inf in that row (Finding::fired).
+  template <typename Output>
+  std::string fired(const Output& out, Index row) const {
+    std::string first;
+    out.for_each_tensor([&](const char* name, const auto& m) {
+      if (first.empty() && row < m.rows() && !detail::row_all_finite(m, row)) first = name;
+    });
+    return first;
+  }
 
  private:
   struct Probe {

@@ -62,6 +62,11 @@ class RepeatedWordObjective {
     const std::string w = repeated(text, &n);
     return detail::message("word '", w, "' ", n, " times in a row in: ", detail::quoted_snippet(text));
   }
+  /// The repeated word (Finding::fired).
+  template <typename Output>
+  std::string fired(const Output& out, Index row) const {
+    return repeated(out.texts[static_cast<std::size_t>(row)]);
+  }
   /// The repeated word of `text` (empty if none), and how often in a row.
   std::string repeated(const std::string& text, int* count = nullptr) const {
     std::vector<std::string> words;
@@ -113,6 +118,11 @@ class BlacklistObjective {
   std::string describe(const Output& out, Index row) const {
     const std::string& text = out.texts[static_cast<std::size_t>(row)];
     return "blacklisted word '" + first_match(text) + "' in: " + detail::quoted_snippet(text);
+  }
+  /// The blacklisted word the row's text holds (Finding::fired).
+  template <typename Output>
+  std::string fired(const Output& out, Index row) const {
+    return first_match(out.texts[static_cast<std::size_t>(row)]);
   }
   /// The first blacklisted word in `text` (empty if none).
   std::string first_match(const std::string& text) const {

@@ -22,7 +22,7 @@ namespace nnfuzz {
 ///
 /// Output: `texts` (the generated continuations, decoded by the alphabet), `coverage` (per row,
 /// the mean of the GRU states the generated characters were drawn from: H floats) and `logits`
-/// (the last step's, for NonFiniteObjective). Text objectives (text_objectives.hpp) read `texts`.
+/// (the last step's, for NonFiniteObjective). Text objectives (objectives/text.hpp) read `texts`.
 class CharRnnTarget {
  public:
   /// What evaluate() produces; reused across batches.

@@ -3,11 +3,13 @@
 // whose failure message says what fired, where it came from, and how to replay it.
 //
 //     auto fuzzer = nnfuzz::make_fuzzer(MyModel{}, options);
-//     const nnfuzz::FuzzTestReport r = nnfuzz::fuzz_test(fuzzer, seeds, {.regression_dir = "tests/regressions"});
+//     nnfuzz::FuzzTestOptions o;
+//     o.regression_dir = "tests/regressions";
+//     const nnfuzz::FuzzTestReport r = nnfuzz::fuzz_test(fuzzer, seeds, o);
 //     REQUIRE(r.passed);  // Catch2: INFO(r.message) first; GoogleTest: EXPECT_TRUE(r.passed) << r.message
 //
-// or, with the glue headers, NNFUZZ_REQUIRE_NO_FINDING (testing_catch2.hpp) and
-// EXPECT_TRUE(nnfuzz::finds_nothing(...)) (testing_gtest.hpp).
+// or, with the glue headers, NNFUZZ_REQUIRE_NO_FINDING (testing/catch2.hpp) and
+// EXPECT_TRUE(nnfuzz::finds_nothing(...)) (testing/gtest.hpp).
 #pragma once
 
 #include "../detail/config.hpp"
@@ -92,14 +94,13 @@ inline std::uint64_t budget_executions(std::uint64_t max_executions, double fact
   if (!v || !*v) return max_executions;
   const long double product = static_cast<long double>(max_executions) * static_cast<long double>(factor);
   if (!(product < 18446744073709551616.0L))
-    fail("fuzz_test(): environment variable NNFUZZ_BUDGET='", v, "' times option 'max_executions' (",
-         max_executions, ") is ", static_cast<double>(product),
+    fail("fuzz_test(): environment variable NNFUZZ_BUDGET='", v, "' times option 'max_executions' (", max_executions,
+         ") is ", static_cast<double>(product),
          " executions, more than a 64-bit count holds (18446744073709551615): lower one of them");
   const auto budget = static_cast<std::uint64_t>(product);
   if (budget < 1)
-    fail("fuzz_test(): environment variable NNFUZZ_BUDGET='", v, "' times option 'max_executions' (",
-         max_executions, ") is a budget of 0 executions (", static_cast<double>(product),
-         "): raise NNFUZZ_BUDGET");
+    fail("fuzz_test(): environment variable NNFUZZ_BUDGET='", v, "' times option 'max_executions' (", max_executions,
+         ") is a budget of 0 executions (", static_cast<double>(product), "): raise NNFUZZ_BUDGET");
   return budget;
 }
 /// A finding's lineage, for messages.

@@ -107,11 +107,11 @@ bool fuzz_with_guidance() {
   auto fitness = [](const BandModel::Output& out, nnfuzz::Index r) { return -std::abs(out.coverage(r, 0) - 0.815f); };
   nnfuzz::CalibrationOptions calibration;
   calibration.window = 500;
-  auto fuzzer = nnfuzz::make_fuzzer(
-      BandModel{}, nnfuzz::FitnessSampler<nnfuzz::RecentSampler>(),
-      nnfuzz::make_bandit_mutator(nnfuzz::GaussianMutator(0.01f), nnfuzz::GaussianMutator(0.05f)),
-      nnfuzz::make_any_coverage(nnfuzz::CalibratedCoverage(calibration), nnfuzz::KMNCoverage({1}, 10)),
-      nnfuzz::with_fitness(nnfuzz::NonFiniteObjective(), fitness), options);
+  auto fuzzer =
+      nnfuzz::make_fuzzer(BandModel{}, nnfuzz::FitnessSampler<nnfuzz::RecentSampler>(),
+                          nnfuzz::make_bandit_mutator(nnfuzz::GaussianMutator(0.01f), nnfuzz::GaussianMutator(0.05f)),
+                          nnfuzz::any_of(nnfuzz::CalibratedCoverage(calibration), nnfuzz::KMNCoverage({1}, 10)),
+                          nnfuzz::with_fitness(nnfuzz::NonFiniteObjective(), fitness), options);
   const nnfuzz::FuzzResult r = fuzzer.run(nnfuzz::RowMatrix::Constant(4, 16, 0.1f));
   const auto& arms = fuzzer.mutator().batches();
   std::printf("guidance: %s after %llu executions, best fitness %g, bandit batches %llu / %llu\n",

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-// nnfuzz consumer test of nnfuzz::models (Mlp, TensorFuzz's targets, weights files; needs zlib):
-// a small float network saved and loaded back, its NaN target fuzzed for a few batches.
+// nnfuzz consumer test of nnfuzz::data (the IDX reader with gzip, the one part that needs zlib)
+// and of the models and targets (core): a gzip IDX file written and read back, a small float
+// network saved and loaded back, its NaN target fuzzed for a few batches.
 #include <nnfuzz/nnfuzz.hpp>
+#include <nnfuzz/data/idx.hpp>
 #include <nnfuzz/models/mlp_file.hpp>
 #include <nnfuzz/targets/mlp_targets.hpp>
 
@@ -9,6 +11,18 @@
 #include <filesystem>
 
 int main() {
+  const std::string idx_path =
+      (std::filesystem::temp_directory_path() / ("nnfuzz_data_" + std::to_string(::getpid()) + ".idx.gz")).string();
+  nnfuzz::IdxArray images;
+  images.dims = {2, 2, 2};
+  images.data = {0, 1, 2, 3, 4, 5, 6, 255};
+  nnfuzz::write_idx(idx_path, images, /*gzip=*/true);
+  const nnfuzz::IdxArray back_images = nnfuzz::read_idx(idx_path);
+  std::filesystem::remove(idx_path);
+  if (back_images.dims != images.dims || back_images.data != images.data) {
+    std::printf("FAIL: the gzip IDX file did not read back\n");
+    return 1;
+  }
   nnfuzz::Mlp<float> net({8, 6, 3});
   net.init_uniform(0.5f, 7);
   const std::string path =

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// nnfuzz: the novelty threshold shared by the coverage policies.
+// nnfuzz: the novelty radius shared by the coverage policies (an element is new when its coverage
+// vector is at least `radius` away, in plain L2, from every vector seen).
 #pragma once
 
 #include "../detail/config.hpp"
@@ -8,12 +9,16 @@
 
 namespace nnfuzz {
 
-/// Converts a threshold on the *squared* L2 distance (TensorFuzz's convention: its 0.5) into the
+/// Converts a bound on the *squared* L2 distance (TensorFuzz's convention: its 0.5) into the
 /// plain L2 radius nnfuzz's coverage policies take: sqrt(0.5) ≈ 0.707.
-inline float coverage_threshold_from_squared(float squared) {
+inline float radius_from_squared(float squared) {
   if (!(squared > 0) || !detail::is_finite(squared))
-    detail::fail("coverage_threshold_from_squared(): squared threshold must be positive and finite, got ", squared);
+    detail::fail("radius_from_squared(): the squared radius must be positive and finite, got ", squared);
   return std::sqrt(squared);
+}
+/// The old name of radius_from_squared().
+[[deprecated("use nnfuzz::radius_from_squared()")]] inline float coverage_threshold_from_squared(float squared) {
+  return radius_from_squared(squared);
 }
 
 namespace detail {
@@ -35,10 +40,10 @@ inline bool squared_distance_below(const float* a, const float* b, Index dim, fl
   return s < r2;
 }
 
-inline float checked_threshold(const char* who, float threshold) {
-  if (!(threshold > 0) || !detail::is_finite(threshold))
-    fail(who, ": option 'threshold' (an L2 radius) must be positive and finite, got ", threshold);
-  return threshold;
+inline float checked_radius(const char* who, float radius) {
+  if (!(radius > 0) || !detail::is_finite(radius))
+    fail(who, ": option 'radius' (an L2 distance) must be positive and finite, got ", radius);
+  return radius;
 }
 }  // namespace detail
 
