@@ -3,8 +3,9 @@
 # i. CAMPAIGN must be on storage every node sees (NFS, Lustre, GPFS...): CAMPAIGN/sync is the
 # sync directory, CAMPAIGN/data the MNIST files. A requeued task (--requeue, preemption) comes
 # back with its id and resumes from its own directory, with what is left of its budget (the
-# budgets are the worker's totals). The command line is the one scripts/launch_local.sh and
-# tests/sync_smoke.sh run (tests/check_deploy.py checks it).
+# budgets are the worker's totals); its log keeps what it said before (--open-mode=append).
+# The command line is the one scripts/launch_local.sh and tests/sync_smoke.sh run
+# (tests/check_deploy.py checks it).
 #   CAMPAIGN=/shared/nnfuzz sbatch deploy/slurm/nnfuzz-array.sh
 #   build/examples/whatsup /shared/nnfuzz/sync
 # Without editing this file (tests/slurm/slurm_ci.sh runs it so): the array size and resources
@@ -20,6 +21,7 @@
 #SBATCH --requeue
 #SBATCH --signal=B:TERM@60
 #SBATCH --output=nnfuzz-%A-%a.log
+#SBATCH --open-mode=append
 set -euo pipefail
 : "${CAMPAIGN:?set CAMPAIGN to a directory on shared storage}"
 exec "${NNFUZZ_MNIST_NAN:-mnist_nan}" --data "${NNFUZZ_DATA:-${CAMPAIGN}/data}" \
