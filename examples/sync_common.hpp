@@ -64,12 +64,12 @@ nnfuzz::FuzzResult run_or_resume(Fuzzer& fuzzer, const Seeds& seeds, nnfuzz::Syn
   std::uint64_t done = corpus.executions();  // as Fuzzer::resume() numbers on
   for (const nnfuzz::CorpusEntry& e : corpus.entries()) done = std::max(done, e.execution);
   nnfuzz::Index found = 0;  // this worker's findings on disk
-  std::error_code ec;  // no findings/ yet: none
+  std::error_code ec;       // no findings/ yet: none
   for (const auto& f : std::filesystem::directory_iterator(sync.worker_dir() + "/findings", ec))
     found += f.path().extension() == ".bin";  // as load_findings() counts (not *.tmp.* leftovers)
   nnfuzz::FuzzOptions o = fuzzer.options();
-  const bool spent = (o.max_executions > 0 && done >= o.max_executions) ||
-                     (o.max_findings > 0 && found >= o.max_findings);
+  const bool spent =
+      (o.max_executions > 0 && done >= o.max_executions) || (o.max_findings > 0 && found >= o.max_findings);
   log << "worker " << sync.worker_id() << ": resumed from " << sync.worker_dir() << "/corpus.bin: " << corpus.size()
       << " elements, " << done << " executions, " << found << " findings on disk; ";
   if (o.max_executions > 0) o.max_executions -= std::min(done, o.max_executions);
@@ -81,8 +81,7 @@ nnfuzz::FuzzResult run_or_resume(Fuzzer& fuzzer, const Seeds& seeds, nnfuzz::Syn
     r.stats.corpus_size = corpus.size();
     return r;
   }
-  log << "left: " << o.max_executions << " executions, " << o.max_findings << " findings (0: no limit)\n"
-      << std::flush;
+  log << "left: " << o.max_executions << " executions, " << o.max_findings << " findings (0: no limit)\n" << std::flush;
   fuzzer.set_options(o);
   return fuzzer.resume(corpus, sync, stop, callbacks...);
 }
