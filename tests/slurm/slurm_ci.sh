@@ -119,6 +119,14 @@ check_whatsup() {
     || fail "whatsup: findings ${sum_f} by worker, ${files} files on disk: $(cat "${out}")"
   echo "${n} workers, ${sum_x} executions, ${files} findings"
 }
+# release JOB_TASK LOG: a requeued job is held (BeginTime) for ~2 min in Slurm 22.05; once its
+# first session has ended (its summary line in LOG), let it start 3 s later — sooner, slurmd may
+# still be finishing the kill and refuse it ("Job N already killed, do not launch batch job").
+release() {
+  wait_until 60 "$1 pending again" bash -c "[[ \"\$(squeue -h -j $1 -o %T)\" == PENDING ]]"
+  wait_until 60 "$1: its first session's summary" grep -Eq '^worker [^:]+: [0-9]+ executions in ' "$2"
+  scontrol update JobId="$1" StartTime=now+3 || fail "scontrol update JobId=$1 StartTime=now+3"
+}
 # check_task JOB TASK STATE RESTARTS: Slurm's record of an array task.
 check_task() {
   local st ec rs
@@ -150,9 +158,7 @@ vdir="${A}/sync/${victim}"
 x_before="$(stat_num "${vdir}" executions)"
 scontrol requeue "${jobA}_${victim}" || fail "scontrol requeue ${jobA}_${victim}"
 say "A: requeued task ${victim} at ${x_before} executions with $(wc -l < "${A}/before.txt") findings on disk"
-# A requeued job waits (BeginTime, ~2 min in Slurm 22.05) before it may start again: let it go now.
-wait_until 60 "A: task ${victim} pending again" bash -c "[[ \"\$(squeue -h -j ${jobA}_${victim} -o %T)\" == PENDING ]]"
-scontrol update JobId="${jobA}_${victim}" StartTime=now || fail "scontrol update StartTime=now"
+release "${jobA}_${victim}" "$(log_of "${A}" "${jobA}" "${victim}")"
 wait_until 120 "A: the array finished" job_done "${jobA}"
 say "A: done"
 check_task "${jobA}" "${victim}" COMPLETED 1
@@ -232,8 +238,7 @@ say "C: job ${jobC} (1 task, ${c_budget} executions)"
 c_ready() { [[ "$(state "${jobC}_0")" == RUNNING && -s "${C}/sync/0/stats.json" ]] && (($(stat_num "${C}/sync/0" executions) >= c_budget * 3 / 10)); }
 wait_until 60 "C: the task at 30% of its budget" c_ready
 scontrol requeue "${jobC}_0" || fail "scontrol requeue ${jobC}_0"
-wait_until 60 "C: the task pending again" bash -c "[[ \"\$(squeue -h -j ${jobC}_0 -o %T)\" == PENDING ]]"
-scontrol update JobId="${jobC}_0" StartTime=now || fail "scontrol update StartTime=now"
+release "${jobC}_0" "$(log_of "${C}" "${jobC}" 0)"
 wait_until 120 "C: the task finished" job_done "${jobC}"
 check_task "${jobC}" 0 COMPLETED 1
 clog="$(log_of "${C}" "${jobC}" 0)"
