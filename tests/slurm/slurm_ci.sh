@@ -17,13 +17,14 @@
 #      exactly that budget (the budget is the worker's total, not per start).
 # The daemons are stopped and the directory removed at the end, also when a check fails.
 # Needs root and slurm-wlm + munge (scripts/setup.sh); NNFUZZ_KEEP=1 keeps the directory.
-#   tests/slurm/slurm_ci.sh BUILD_DIR       (BUILD_DIR: examples/ and tests/make_tiny_mnist)
+#   tests/slurm/slurm_ci.sh BUILD_DIR   (its experiments/ or examples/ drivers, tests/make_tiny_mnist)
 set -euo pipefail
 [[ $# -eq 1 ]] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
 build="$(cd "$1" && pwd)"
 here="$(cd "$(dirname "$0")" && pwd)"
 script="${here}/../../deploy/slurm/nnfuzz-array.sh"
-ex="${build}/examples"
+ex="${build}/experiments"  # the drivers (mnist_nan, mnist_train, whatsup); before the move: examples/
+[[ -x "${ex}/mnist_nan" ]] || ex="${build}/examples"
 t_start=${SECONDS}
 fail() { echo "slurm_ci.sh: FAIL: $*" >&2; exit 1; }
 say() { echo "slurm_ci.sh: [$((SECONDS - t_start)) s] $*"; }
