@@ -168,12 +168,12 @@ vlog="$(log_of "${A}" "${jobA}" "${victim}")"
 grep -q "DUE TO JOB REQUEUE" "${vlog}" || fail "A: no requeue in ${vlog}"
 [[ $(grep -c '^worker .* executions in ' "${vlog}") == 2 ]] || fail "A: ${vlog} has not 2 sessions: $(cat "${vlog}")"
 sed -n "/^worker ${victim}: resumed from /q;p" "${vlog}" > "${A}/session1.txt"
-read -r x1 c1 w1 _ < <(summary_of "${A}/session1.txt")
+read -r x1 c1 w1 _ < <(summary_of "${A}/session1.txt") || true
 [[ -n "${x1:-}" ]] || fail "A: no summary line before the resume in ${vlog}"
 resumed="$(grep -E "^worker ${victim}: resumed from " "${vlog}" || true)"
 [[ "${resumed}" == "worker ${victim}: resumed from ${vdir}/corpus.bin: ${c1} elements, ${x1} executions, ${w1} findings on disk; left: "* ]] \
   || fail "A: the resume line is not '${c1} elements, ${x1} executions, ${w1} findings': '${resumed}'"
-read -r x2 _ w2 d2 < <(summary_of "${vlog}")
+read -r x2 _ w2 d2 < <(summary_of "${vlog}") || true
 ((x2 > x1 && x2 <= 6000000)) || fail "A: task ${victim}: ${x1} executions, then ${x2}"
 comm -23 "${A}/before.txt" <( (cd "${vdir}/findings" && ls -- *.bin) | sort) > "${A}/lost.txt"
 [[ ! -s "${A}/lost.txt" ]] || fail "A: findings of task ${victim} lost after the requeue: $(cat "${A}/lost.txt")"
@@ -186,13 +186,18 @@ say "A: task ${victim} came back (Restarts=1): session 1 ended at ${x1} executio
   "resumed from them; ended at ${x2} executions, ${v_files} findings (budget ${a_max})"
 a_findings="$(replay "${A}" "${nan_flags[@]}")"
 for t in 0 1; do
-  read -r x _ _ _ < <(summary_of "$(log_of "${A}" "${jobA}" "${t}")")
-  grep -Eq "^replay: worker ${t}: corpus [0-9]+ elements at ${x} executions" "${A}/replay.txt" \
+  x="" w=""
+  read -r x _ w _ < <(summary_of "$(log_of "${A}" "${jobA}" "${t}")") || true
+  grep -Eq "^replay: worker ${t}: corpus [0-9]+ elements at ${x:-none} executions" "${A}/replay.txt" \
     || fail "A: worker ${t}'s corpus.bin is not at its ${x} executions: $(cat "${A}/replay.txt")"
+  # Every finding it reported is on disk (the victim: both sessions', checked above).
+  ((t == victim || ($(nfindings "${A}/sync/${t}") == w && w == $(stat_num "${A}/sync/${t}" findings)))) \
+    || fail "A: worker ${t} reported ${w} findings, $(nfindings "${A}/sync/${t}") on disk"
 done
 ((a_findings == $(nfindings "${A}/sync/0") + $(nfindings "${A}/sync/1") && a_findings > 0)) \
   || fail "A: ${a_findings} findings replayed: $(cat "${A}/replay.txt")"
-say "A: every directory loads; all ${a_findings} findings replay; whatsup: $(check_whatsup "${A}" 2)"
+a_whatsup="$(check_whatsup "${A}" 2)"
+say "A: every directory loads; all ${a_findings} findings replay; whatsup: ${a_whatsup}"
 
 # --- B: the whole array cancelled (SIGTERM) mid-run ---------------------------------------
 B="${shared}/b"
@@ -213,7 +218,8 @@ for t in 0 1; do
   check_task "${jobB}" "${t}" CANCELLED 0
   d="${B}/sync/${t}"
   blog="$(log_of "${B}" "${jobB}" "${t}")"
-  read -r x _ w _ < <(summary_of "${blog}")
+  x="" w=""
+  read -r x _ w _ < <(summary_of "${blog}") || true
   [[ -n "${x:-}" ]] || fail "B: worker ${t} printed no summary after SIGTERM: $(cat "${blog}")"
   (($(stat_num "${d}" finished) == 1 && $(stat_num "${d}" executions) == x)) \
     || fail "B: worker ${t}: stats.json not final (finished $(stat_num "${d}" finished), $(stat_num "${d}" executions) of ${x} executions)"
@@ -225,11 +231,13 @@ for t in 0 1; do
 done
 b_findings="$(replay "${B}" "${nan_flags[@]}")"
 for t in 0 1; do
-  read -r x _ _ _ < <(summary_of "$(log_of "${B}" "${jobB}" "${t}")")
-  grep -Eq "^replay: worker ${t}: corpus [0-9]+ elements at ${x} executions" "${B}/replay.txt" \
+  x=""
+  read -r x _ _ _ < <(summary_of "$(log_of "${B}" "${jobB}" "${t}")") || true
+  grep -Eq "^replay: worker ${t}: corpus [0-9]+ elements at ${x:-none} executions" "${B}/replay.txt" \
     || fail "B: worker ${t}'s corpus.bin is not at its ${x} executions: $(cat "${B}/replay.txt")"
 done
-say "B: the last final checkpoint ${slowest} s after scancel; all ${b_findings} findings replay; whatsup: $(check_whatsup "${B}" 2)"
+b_whatsup="$(check_whatsup "${B}" 2)"
+say "B: the last final checkpoint $(printf %.2f "${slowest}") s after scancel; all ${b_findings} findings replay; whatsup: ${b_whatsup}"
 
 # --- C: an executions budget across a requeue ---------------------------------------------
 C="${shared}/c"
@@ -244,11 +252,11 @@ wait_until 120 "C: the task finished" job_done "${jobC}"
 check_task "${jobC}" 0 COMPLETED 1
 clog="$(log_of "${C}" "${jobC}" 0)"
 sed -n "/^worker 0: resumed from /q;p" "${clog}" > "${C}/session1.txt"
-read -r x1 c1 _ _ < <(summary_of "${C}/session1.txt")
+read -r x1 c1 _ _ < <(summary_of "${C}/session1.txt") || true
 [[ -n "${x1:-}" ]] || fail "C: no summary line before the resume in ${clog}"
 grep -Eq "^worker 0: resumed from ${C}/sync/0/corpus.bin: ${c1} elements, ${x1} executions, 0 findings on disk; left: $((c_budget - x1)) executions" "${clog}" \
   || fail "C: no resume line for ${c1} elements, ${x1} executions: $(cat "${clog}")"
-read -r x2 _ _ _ < <(summary_of "${clog}")
+read -r x2 _ _ _ < <(summary_of "${clog}") || true
 ((x2 == c_budget && $(stat_num "${C}/sync/0" executions) == c_budget)) \
   || fail "C: ended at ${x2} executions, budget ${c_budget} (requeued at ${x1})"
 say "C: requeued at ${x1} executions (corpus ${c1}), resumed, ended at ${x2} = its budget"
