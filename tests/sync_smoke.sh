@@ -43,13 +43,15 @@ head -n1 "${work}/plot.csv" | grep -q '^worker,unix_time,seconds,executions,' ||
 grep -Eq '^worker late: .*\(imported [1-9][0-9]*,' "${work}/late.txt" || fail "late joiner imported nothing: $(cat "${work}/late.txt")"
 before=$(sed -nE 's/^worker 0: ([0-9]+) executions.*/\1/p' "${work}/logs/worker-0.log")
 # --executions is the worker's total: 1000 more than it did, then none left.
-"${ex}/mnist_nan" --data "${work}/data" --executions $((before + 1000)) --sync "${sync}" --worker 0 "${common[@]}" \
+nan_bin="${build}/experiments/mnist_nan"  # the drivers' directory, before the move: examples/
+[[ -x "${nan_bin}" ]] || nan_bin="${ex}/mnist_nan"
+"${nan_bin}" --data "${work}/data" --executions $((before + 1000)) --sync "${sync}" --worker 0 "${common[@]}" \
   > "${work}/restart.txt" || fail "restarted worker exited non-zero"
 after=$(sed -nE 's/^worker 0: ([0-9]+) executions.*/\1/p' "${work}/restart.txt")
 (( after == before + 1000 )) || fail "worker 0 did not resume: ${before} then ${after} executions"
 grep -Eq "^worker 0: resumed from ${sync}/0/corpus.bin: [0-9]+ elements, ${before} executions" "${work}/restart.txt" \
   || fail "worker 0: no resume line: $(cat "${work}/restart.txt")"
-"${ex}/mnist_nan" --data "${work}/data" --executions "${after}" --sync "${sync}" --worker 0 "${common[@]}" \
+"${nan_bin}" --data "${work}/data" --executions "${after}" --sync "${sync}" --worker 0 "${common[@]}" \
   > "${work}/spent.txt" || fail "worker 0 with its budget spent exited non-zero"
 grep -Eq "^worker 0: resumed from .*, ${after} executions, .*its budget is spent" "${work}/spent.txt" \
   || fail "worker 0 with its budget spent: $(cat "${work}/spent.txt")"
