@@ -7,8 +7,8 @@
 #      (scontrol requeue) while it runs: it comes back with its id, says in its log that it
 #      resumed (from where, with how many elements, executions and findings), its findings are
 #      all still there and its findings budget is its total. Then: every task exited 0, every
-#      worker's directory loads and every finding replays (mnist_nan --replay), whatsup lists
-#      every worker and its totals add up.
+#      worker's directory loads and every finding replays (mnist_nan --replay; on another model,
+#      none does), whatsup lists every worker and its totals add up.
 #   B  2 tasks with a budget they cannot reach, the whole array cancelled (scancel: SIGTERM)
 #      once a finding is on disk: every worker wrote its final checkpoint (corpus.bin at the
 #      executions it reported, stats.json finished) and every finding it reported is on disk
