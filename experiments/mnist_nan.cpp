@@ -39,6 +39,7 @@ struct Settings {
   Index train_steps = 0;
   ex::SyncFlags sync;
   Index max_findings = 1;  // --sync only
+  bool replay = false;     // --sync DIR --replay: check the campaign's directories instead of fuzzing
 };
 
 struct RunRow {
@@ -145,11 +146,15 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--max-findings", s.max_findings, "--sync: stop after this many findings (0: at the budget only)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_flag("--replay", s.replay,
+               "--sync DIR: load every worker's directory (corpus, findings) and replay every finding; "
+               "exit 1 unless all load and fire again");
 }
 
 void validate(const Settings& s) {
   s.scale.validate();
-  ex::check_sync_flags(s.sync);
+  if (s.replay && !s.sync.enabled()) throw std::invalid_argument("--replay needs --sync DIR");
+  if (!s.replay) ex::check_sync_flags(s.sync);
   if (s.coverage != "sum-abs-logits" && s.coverage != "logits" && s.coverage != "value-profile")
     throw std::invalid_argument("--coverage must be sum-abs-logits, value-profile or logits, got '" + s.coverage + "'");
   if (s.backend != "kdtree" && s.backend != "brute")
@@ -252,6 +257,31 @@ void sync_worker(const Settings& s, const NanTarget& target, Coverage coverage, 
   ex::check_stdout();
 }
 
+// --sync DIR --replay: every worker's directory under DIR loads (corpus.bin, findings/) and every
+// finding fires again on this model, in a batch of --batch copies as it was found (the check of a
+// campaign run by a job runner: tests/slurm/slurm_ci.sh). One line per worker and a total.
+bool replay_campaign(const Settings& s, const NanTarget& target) {
+  FuzzOptions o;
+  o.batch_size = s.batch;
+  auto fuzzer = make_fuzzer(target, RecentSampler(), GaussianMutator(s.sigma), NoCoverage(), NonFiniteObjective(), o);
+  std::size_t workers = 0, findings = 0, fired = 0;
+  for (const std::string& w : sync_workers(s.sync.dir)) {
+    const std::string dir = s.sync.dir + "/" + w;
+    const Corpus c = load_corpus(dir);
+    const std::vector<SavedFinding> saved = load_findings(dir);
+    std::size_t again = 0;
+    for (const SavedFinding& f : saved) again += fuzzer.replay(f.finding.input);
+    std::cout << "replay: worker " << w << ": corpus " << c.size() << " elements at " << c.executions()
+              << " executions; " << saved.size() << " findings on disk, " << again << " fire again\n";
+    ++workers;
+    findings += saved.size();
+    fired += again;
+  }
+  std::cout << "replay: " << workers << " workers, " << findings << " findings, " << fired << " fire again\n";
+  ex::check_stdout();
+  return workers > 0 && fired == findings;
+}
+
 void run_experiment(const Settings& s) {
   if (!s.sync.enabled()) {
     ex::fs::create_directories(s.out_dir + "/findings");
@@ -263,6 +293,10 @@ void run_experiment(const Settings& s) {
   const NanTarget target(net, s.coverage == "logits"          ? CoverageSignal::logits
                               : s.coverage == "value-profile" ? CoverageSignal::value_profile
                                                               : CoverageSignal::sum_abs_logits);
+  if (s.replay) {
+    if (!replay_campaign(s, target)) throw std::runtime_error("replay: a finding did not fire again, or no worker");
+    return;
+  }
   if (s.sync.enabled()) {
     if (s.backend == "kdtree")
       sync_worker(s, target, KdTreeCoverage(s.radius), data);

@@ -6,6 +6,9 @@
 #include <nnfuzz/callbacks.hpp>
 #include <nnfuzz/campaign/sync.hpp>
 
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -48,12 +51,39 @@ inline nnfuzz::SyncOptions sync_options(const SyncFlags& f, std::uint64_t run_se
 
 /// Resumes the worker from its own directory if it has a checkpoint, else starts from `seeds`;
 /// SIGINT/SIGTERM (a job runner's stop) end the run after the batch, with a final checkpoint.
+/// The fuzzer's max_executions and max_findings are the worker's totals over all its starts (a
+/// job runner that requeues a task gives it what is left, not a new budget): a resumed worker
+/// runs for what its checkpoint has not done yet, and says so in one line on stdout.
 template <class Fuzzer, class Seeds, class... Callbacks>
 nnfuzz::FuzzResult run_or_resume(Fuzzer& fuzzer, const Seeds& seeds, nnfuzz::SyncDirectory& sync,
                                  Callbacks&... callbacks) {
+  std::ostream& log = std::cout;
   nnfuzz::StopOnSignal stop;
-  if (sync.resumable()) return fuzzer.resume(nnfuzz::load_corpus(sync.worker_dir()), sync, stop, callbacks...);
-  return fuzzer.run(seeds, sync, stop, callbacks...);
+  if (!sync.resumable()) return fuzzer.run(seeds, sync, stop, callbacks...);
+  const nnfuzz::Corpus corpus = nnfuzz::load_corpus(sync.worker_dir());
+  std::uint64_t done = corpus.executions();  // as Fuzzer::resume() numbers on
+  for (const nnfuzz::CorpusEntry& e : corpus.entries()) done = std::max(done, e.execution);
+  nnfuzz::Index found = 0;  // this worker's findings on disk
+  std::error_code ec;       // no findings/ yet: none
+  for (const auto& f : std::filesystem::directory_iterator(sync.worker_dir() + "/findings", ec))
+    found += f.path().extension() == ".bin";  // as load_findings() counts (not *.tmp.* leftovers)
+  nnfuzz::FuzzOptions o = fuzzer.options();
+  const bool spent =
+      (o.max_executions > 0 && done >= o.max_executions) || (o.max_findings > 0 && found >= o.max_findings);
+  log << "worker " << sync.worker_id() << ": resumed from " << sync.worker_dir() << "/corpus.bin: " << corpus.size()
+      << " elements, " << done << " executions, " << found << " findings on disk; ";
+  if (o.max_executions > 0) o.max_executions -= std::min(done, o.max_executions);
+  if (o.max_findings > 0) o.max_findings -= std::min(found, o.max_findings);
+  if (spent) {
+    log << "its budget is spent, nothing to do\n" << std::flush;
+    nnfuzz::FuzzResult r;
+    r.stats.executions = done;
+    r.stats.corpus_size = corpus.size();
+    return r;
+  }
+  log << "left: " << o.max_executions << " executions, " << o.max_findings << " findings (0: no limit)\n" << std::flush;
+  fuzzer.set_options(o);
+  return fuzzer.resume(corpus, sync, stop, callbacks...);
 }
 
 /// One line saying what the worker did (the smoke test and scripts/bench_sync.sh read it).

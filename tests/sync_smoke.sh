@@ -20,7 +20,7 @@ fail() { echo "sync_smoke.sh: FAIL: $*" >&2; exit 1; }
 sync="${work}/sync"
 common=(--models "${work}/models" --train-steps 200 --seeds 3 --sync-interval 0.2)
 # DEPLOY-COMMAND (tests/check_deploy.py compares deploy/ with this line)
-NNFUZZ_LOG_DIR="${work}/logs" "${here}/../scripts/launch_local.sh" 2 -- "${xp}/mnist_nan" --data "${work}/data" --models "${work}/models" --executions 6000 --sync "${sync}" --worker {} --train-steps 200 --seeds 3 --sync-interval 0.2 \
+NNFUZZ_LOG_DIR="${work}/logs" "${here}/../scripts/launch_local.sh" 2 -- "${xp}/mnist_nan" --data "${work}/data" --models "${work}/models" --executions 6000 --max-findings 1 --sync "${sync}" --worker {} --train-steps 200 --seeds 3 --sync-interval 0.2 \
   || fail "launch_local.sh: a worker failed: $(cat "${work}"/logs/*.log)"
 for i in 0 1; do
   grep -Eq "^worker ${i}: [0-9]+ executions in [0-9.e+-]+ s; corpus [0-9]+ \(imported [0-9]+, exported [0-9]+\)" \
@@ -43,10 +43,17 @@ head -n1 "${work}/plot.csv" | grep -q '^worker,unix_time,seconds,executions,' ||
   > "${work}/late.txt" || fail "late joiner exited non-zero"
 grep -Eq '^worker late: .*\(imported [1-9][0-9]*,' "${work}/late.txt" || fail "late joiner imported nothing: $(cat "${work}/late.txt")"
 before=$(sed -nE 's/^worker 0: ([0-9]+) executions.*/\1/p' "${work}/logs/worker-0.log")
-"${xp}/mnist_nan" --data "${work}/data" --executions 1000 --sync "${sync}" --worker 0 "${common[@]}" \
+# --executions is the worker's total: 1000 more than it did, then none left.
+"${xp}/mnist_nan" --data "${work}/data" --executions $((before + 1000)) --sync "${sync}" --worker 0 "${common[@]}" \
   > "${work}/restart.txt" || fail "restarted worker exited non-zero"
 after=$(sed -nE 's/^worker 0: ([0-9]+) executions.*/\1/p' "${work}/restart.txt")
-(( after > before )) || fail "worker 0 did not resume: ${before} then ${after} executions"
+(( after == before + 1000 )) || fail "worker 0 did not resume: ${before} then ${after} executions"
+grep -Eq "^worker 0: resumed from ${sync}/0/corpus.bin: [0-9]+ elements, ${before} executions" "${work}/restart.txt" \
+  || fail "worker 0: no resume line: $(cat "${work}/restart.txt")"
+"${xp}/mnist_nan" --data "${work}/data" --executions "${after}" --sync "${sync}" --worker 0 "${common[@]}" \
+  > "${work}/spent.txt" || fail "worker 0 with its budget spent exited non-zero"
+grep -Eq "^worker 0: resumed from .*, ${after} executions, .*its budget is spent" "${work}/spent.txt" \
+  || fail "worker 0 with its budget spent: $(cat "${work}/spent.txt")"
 # Refused: --sync without --worker.
 if "${xp}/mnist_nan" --data "${work}/data" --sync "${sync}" > /dev/null 2> "${work}/refused.err"; then fail "--sync without --worker accepted"; fi
 grep -q -- '--sync needs --worker' "${work}/refused.err" || fail "--sync without --worker: $(cat "${work}/refused.err")"

@@ -14,7 +14,16 @@
 #SBATCH --requeue
 #SBATCH --signal=B:TERM@60
 #SBATCH --output=nnfuzz-%A-%a.log
+#SBATCH --open-mode=append
+# A requeued task's log keeps what it said before (--open-mode=append); it resumes with what is
+# left of its budgets (they are the worker's totals, not per start). Without editing this file
+# (tests/slurm/slurm_ci.sh runs it so): the array size and resources with sbatch's options
+# (sbatch --array=0-1 --mem=1G ...), and from the environment (sbatch passes it on): EXECUTIONS
+# (10000000) and MAX_FINDINGS (1) per worker, NNFUZZ_MNIST_NAN (the program, default mnist_nan
+# on PATH), NNFUZZ_DATA and NNFUZZ_MODELS (CAMPAIGN/data and CAMPAIGN/models). Arguments after
+# the script's name are added to mnist_nan's.
 set -euo pipefail
 : "${CAMPAIGN:?set CAMPAIGN to a directory on shared storage}"
-exec mnist_nan --data "${CAMPAIGN}/data" --models "${CAMPAIGN}/models" --executions 10000000 \
-  --sync "${CAMPAIGN}/sync" --worker "${SLURM_ARRAY_TASK_ID}"
+exec "${NNFUZZ_MNIST_NAN:-mnist_nan}" --data "${NNFUZZ_DATA:-${CAMPAIGN}/data}" \
+  --models "${NNFUZZ_MODELS:-${CAMPAIGN}/models}" --executions "${EXECUTIONS:-10000000}" \
+  --max-findings "${MAX_FINDINGS:-1}" --sync "${CAMPAIGN}/sync" --worker "${SLURM_ARRAY_TASK_ID}" "$@"
