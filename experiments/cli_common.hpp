@@ -131,4 +131,23 @@ inline CLI::Validator integer_count() {
                         "INTEGER_COUNT");
 }
 
+/// The shared main() of the experiment drivers: parses the command line (CLI11's own exit for
+/// --help and usage errors), then runs `body`; an exception is printed as "NAME: what" and
+/// gives exit code 1.
+template <typename Body>
+int driver_main(const char* name, CLI::App& app, int argc, char** argv, Body body) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    body();
+  } catch (const std::exception& e) {
+    std::cerr << name << ": " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace ex

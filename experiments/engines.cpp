@@ -434,12 +434,7 @@ void run_pairs(const Settings& s, bool bf16) {
 void add_common(CLI::App& app, Settings& s) {
   ex::flag::data(app, s.data_dir);
   ex::flag::models(app, s.models_dir, "tools/train_torch_mnist.py's models");
-  ex::flag::seed(app, s.seed);
-  ex::flag::executions(app, s.executions, "per run (nan) or per seed (disagree, bf16)");
-  ex::flag::batch(app, s.batch);
-  ex::flag::sigma(app, s.sigma);
-  ex::flag::sigma_range(app, s.sigma_range);
-  ex::flag::radius(app, s.radius);
+  ex::flag::campaign(app, s, {"", "per run (nan) or per seed (disagree, bf16)", ""});
   app.add_option("--engine-threads", s.threads, "engine threads: cv::setNumThreads and at::set_num_threads (0 = leave)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();

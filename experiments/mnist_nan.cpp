@@ -128,13 +128,8 @@ void add_options(CLI::App& app, Settings& s) {
   ex::flag::recipe(app, s.recipe, "tf-nan or adam");
   ex::flag::scale(app, s.scale.name);
   ex::flag::runs(app, s.runs);
-  ex::flag::seed(app, s.seed, "run r uses seed*1000 + r");
-  ex::flag::executions(app, s.executions, "per run");
-  ex::flag::batch(app, s.batch);
+  ex::flag::campaign(app, s, {"run r uses seed*1000 + r", "per run", ""});
   ex::flag::seeds(app, s.seeds, "data-set images per run");
-  ex::flag::sigma(app, s.sigma);
-  ex::flag::sigma_range(app, s.sigma_range);
-  ex::flag::radius(app, s.radius);
   app.add_option("--coverage", s.coverage,
                  "coverage vector: sum-abs-logits (TensorFuzz), value-profile (+ max logit, logit spread) or logits")
       ->capture_default_str();
@@ -322,12 +317,8 @@ int main(int argc, char** argv) {
   Settings s;
   CLI::App app{"nnfuzz: TensorFuzz's NaN experiment on an MNIST classifier, CGF vs random search"};
   add_options(app, s);
-  CLI11_PARSE(app, argc, argv);
-  try {
+  return ex::driver_main("mnist_nan", app, argc, argv, [&] {
     validate(s);
     run_experiment(s);
-  } catch (const std::exception& e) {
-    std::cerr << "mnist_nan: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }

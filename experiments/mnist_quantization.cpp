@@ -170,12 +170,7 @@ void add_options(CLI::App& app, Settings& s) {
       ->capture_default_str();
   ex::flag::eps(app, s.eps);
   ex::flag::seeds(app, s.seeds, "test images to fuzz around");
-  ex::flag::seed(app, s.seed);
-  ex::flag::executions(app, s.executions, "per seed image");
-  ex::flag::batch(app, s.batch);
-  ex::flag::sigma(app, s.sigma);
-  ex::flag::sigma_range(app, s.sigma_range);
-  ex::flag::radius(app, s.radius, "on the float logits");
+  ex::flag::campaign(app, s, {"", "per seed image", "on the float logits"});
   ex::flag::backend(app, s.backend);
   ex::flag::jobs(app, s.jobs);
   app.add_option("--pictures", s.pictures, "PNGs written per configuration")
@@ -318,12 +313,8 @@ int main(int argc, char** argv) {
   Settings s;
   CLI::App app{"nnfuzz: TensorFuzz's float32 vs float16 disagreement experiment on MNIST, CGF vs random search"};
   add_options(app, s);
-  CLI11_PARSE(app, argc, argv);
-  try {
+  return ex::driver_main("mnist_quantization", app, argc, argv, [&] {
     validate(s);
     run_experiment(s);
-  } catch (const std::exception& e) {
-    std::cerr << "mnist_quantization: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }

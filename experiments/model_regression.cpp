@@ -330,12 +330,7 @@ void add_options(CLI::App& app, Settings& s) {
       ->capture_default_str();
   ex::flag::eps(app, s.eps);
   ex::flag::seeds(app, s.seeds, "test images to fuzz around, per candidate");
-  ex::flag::seed(app, s.seed);
-  ex::flag::executions(app, s.executions, "per seed image, CGF and random alike");
-  ex::flag::batch(app, s.batch);
-  ex::flag::sigma(app, s.sigma);
-  ex::flag::sigma_range(app, s.sigma_range);
-  ex::flag::radius(app, s.radius, "CGF, on the old logits");
+  ex::flag::campaign(app, s, {"", "per seed image, CGF and random alike", "CGF, on the old logits"});
   app.add_option("--calibration", s.calibration, "training images that calibrate the int8 ranges")
       ->transform(ex::integer_count<std::decay_t<decltype(s.calibration)>>())
       ->check(CLI::Range(1, 1000000))
@@ -397,13 +392,9 @@ int main(int argc, char** argv) {
       "nnfuzz: regression testing between model versions (float16, int8, pruned, retrained) on MNIST and "
       "Fashion-MNIST, CGF vs random search"};
   add_options(app, s);
-  CLI11_PARSE(app, argc, argv);
-  try {
+  return ex::driver_main("model_regression", app, argc, argv, [&] {
     apply_quick(app, s);
     validate(s);
     run_experiment(s);
-  } catch (const std::exception& e) {
-    std::cerr << "model_regression: " << e.what() << "\n";
-    return 1;
-  }
+  });
 }

@@ -152,5 +152,25 @@ CLI::Option* target_rate(CLI::App& app, T& v, const std::string& note = "") {
       ->capture_default_str();
 }
 
+/// What the campaign flags mean in one driver (notes appended to their help).
+struct CampaignNotes {
+  std::string seed;        ///< note of --seed
+  std::string executions;  ///< note of --executions ("per run", "per seed image")
+  std::string radius;      ///< note of --radius
+};
+
+/// The flags every image-fuzzing driver shares, in one order: --seed, --executions, --batch,
+/// --sigma, --sigma-range, --radius. `S` has members seed, executions, batch, sigma, sigma_range
+/// and radius.
+template <typename S>
+void campaign(CLI::App& app, S& s, const CampaignNotes& notes = {}) {
+  seed(app, s.seed, notes.seed);
+  executions(app, s.executions, notes.executions);
+  batch(app, s.batch);
+  sigma(app, s.sigma);
+  sigma_range(app, s.sigma_range);
+  radius(app, s.radius, notes.radius);
+}
+
 }  // namespace flag
 }  // namespace ex
