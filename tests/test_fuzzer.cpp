@@ -269,8 +269,8 @@ TEST_CASE("Fuzzer: an objective that only sets its hit rows works through the re
   for (const Finding& x : r.findings) CHECK((x.input.mean() > 0.8f && x.input.mean() < 0.83f));
   // The batch-callable shape, through the same path.
   auto lambda = [](const Eigen::Ref<const RowMatrix>& batch, const PtrModel::Output& out, Mask& hits) {
-    for (Index r = 0; r < batch.rows(); ++r)
-      if (!std::isfinite(out.y(r, 0))) hits(r) = true;
+    for (Index row = 0; row < batch.rows(); ++row)
+      if (!std::isfinite(out.y(row, 0))) hits(row) = true;
   };
   auto g = make_fuzzer(PtrModel{}, RecentSampler(), GaussianMutator(0.05f), KdTreeCoverage(0.005f), lambda, o);
   const FuzzResult q = g.run(planted_seeds());

@@ -343,7 +343,30 @@ def test_models(out, log):
     export(Unsafe(planted), torch.zeros(4, 784), os.path.join(out, "planted-nan"),
            ["logits", "softmax", "cross_entropy", "hidden"])
     torch.jit.trace(Argmax(mlp).eval(), example).save(os.path.join(out, "tiny-argmax.pt"))
+    write_bad_code(os.path.join(out, "tiny-mlp.pt"), os.path.join(out, "bad-code.pt"))
     log(f"test models written to {out}")
+
+
+def write_bad_code(good, bad):
+    """A copy of the TorchScript archive `good` whose serialized code no longer compiles (a line
+    of its forward() cut short): LibTorch refuses it with "expected ident but found ... here" and
+    the line, which the adapter must keep in its message."""
+    import zipfile
+    with zipfile.ZipFile(good) as zin, zipfile.ZipFile(bad, "w") as zout:
+        broken = False
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if not broken and info.filename.endswith("code/__torch__.py") and b" = self." in data:
+                lines = data.split(b"\n")
+                for i, line in enumerate(lines):
+                    if b" = self." in line:
+                        lines[i] = line + b"(( ("
+                        broken = True
+                        break
+                data = b"\n".join(lines)
+            zout.writestr(info, data)
+    if not broken:
+        raise SystemExit(f"write_bad_code(): no line to break in {good}")
 
 
 def main():

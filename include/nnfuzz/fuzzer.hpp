@@ -217,6 +217,33 @@ class Fuzzer {
     return hit(0);
   }
 
+  /// This fuzzer with another sampler (the other policies and the options moved over):
+  /// `make_fuzzer(model, options).with_objective(my_objective)` replaces one policy without
+  /// spelling out the other four. Likewise with_mutator(), with_coverage(), with_objective().
+  template <typename S>
+  Fuzzer<Model, S, Mutator, Coverage, Objective> with_sampler(S sampler) && {
+    return Fuzzer<Model, S, Mutator, Coverage, Objective>(std::move(model_), std::move(sampler), std::move(mutator_),
+                                                          std::move(coverage_), std::move(objective_), options_);
+  }
+  /// This fuzzer with another mutator (see with_sampler()).
+  template <typename M>
+  Fuzzer<Model, Sampler, M, Coverage, Objective> with_mutator(M mutator) && {
+    return Fuzzer<Model, Sampler, M, Coverage, Objective>(std::move(model_), std::move(sampler_), std::move(mutator),
+                                                          std::move(coverage_), std::move(objective_), options_);
+  }
+  /// This fuzzer with another coverage policy (see with_sampler()).
+  template <typename C>
+  Fuzzer<Model, Sampler, Mutator, C, Objective> with_coverage(C coverage) && {
+    return Fuzzer<Model, Sampler, Mutator, C, Objective>(std::move(model_), std::move(sampler_), std::move(mutator_),
+                                                         std::move(coverage), std::move(objective_), options_);
+  }
+  /// This fuzzer with another objective (see with_sampler()).
+  template <typename O>
+  Fuzzer<Model, Sampler, Mutator, Coverage, O> with_objective(O objective) && {
+    return Fuzzer<Model, Sampler, Mutator, Coverage, O>(std::move(model_), std::move(sampler_), std::move(mutator_),
+                                                        std::move(coverage_), std::move(objective), options_);
+  }
+
   /// The corpus of the last run (seeds first, then new-coverage mutants).
   const Corpus& corpus() const { return corpus_; }
   /// The options of the next run.

@@ -208,3 +208,14 @@ TEST_CASE("LibTorchModel: a dtype without CPU kernels is blamed on 'dtype', not 
   CHECK_THAT(m, Contains("option 'dtype' Half") && Contains("not implemented for 'Half'"));
   CHECK_THAT(m, !Contains("option 'input_shape'"));
 }
+
+TEST_CASE("LibTorchModel: TorchScript code that does not compile keeps LibTorch's first line and position",
+          "[adapters][libtorch]") {
+  using Catch::Matchers::Contains;
+  if (!have("bad-code.pt")) return;
+  const std::string m = message_of([&] { nnfuzz::LibTorchModel(model_path("bad-code.pt"), mlp_options()); });
+  // LibTorch says "expected ident but found 'return' here:" and then where: keep both.
+  CHECK_THAT(m, Contains("LibTorch cannot load") && Contains("bad-code.pt"));
+  CHECK_THAT(m, Contains("expected") && Contains("here"));
+  CHECK_THAT(m, Contains("line "));
+}

@@ -118,33 +118,33 @@ class LibTorchModel {
   const LibTorchOptions& options() const { return options_; }
 
  private:
-  // LibTorch's own message, without its C++ backtrace: c10::Error's first line; for an error
-  // raised in the TorchScript interpreter (a traceback first), its last line ("RuntimeError: …");
-  // for any other (a TorchScript compile error: the reason first, then the position and the
-  // source), its first line and the position ('File "code/__torch__.py", line 10'), never a
-  // stray source line.
+  // LibTorch's own message, without its C++ backtrace: for an error raised in the TorchScript
+  // interpreter (a traceback first), its last line ("RuntimeError: …"); for any other (a c10
+  // error; a TorchScript compile error: the reason first, then the position and the source),
+  // its first line and the position when there is one ('File "code/__torch__.py", line 10'),
+  // never a stray source line.
   static std::string engine_message(const std::exception& e) {
-    if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) {
-      const std::string s = c10_error->what_without_backtrace();
-      return s.substr(0, s.find('\n'));
-    }
-    std::string s(e.what());
+    const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+    std::string s = c10_error ? c10_error->what_without_backtrace() : std::string(e.what());
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
     auto trim = [](std::string t) {
       const auto a = t.find_first_not_of(" \t");
       return a == std::string::npos ? std::string() : t.substr(a);
     };
-    if (s.find("Traceback") != std::string::npos) {
+    if (!c10_error && s.find("Traceback") != std::string::npos) {
       const auto nl = s.rfind('\n');
       return nl == std::string::npos ? s : s.substr(nl + 1);
     }
+    // The first line, and where it happened when the engine says so: TorchScript's compiler
+    // writes `Serialized   File "code/__torch__.py", line 10` under its message.
     const auto nl = s.find('\n');
     std::string out = trim(s.substr(0, nl));
     for (std::size_t at = nl; at != std::string::npos && at < s.size();) {
       const auto end = s.find('\n', at + 1);
       const std::string line = trim(s.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1));
-      if (line.rfind("File \"", 0) == 0 || line.rfind("at ", 0) == 0) {
-        out += " (" + line + ")";
+      const auto file = line.find("File \"");
+      if ((file != std::string::npos && line.find(", line ", file) != std::string::npos) || line.rfind("at ", 0) == 0) {
+        out += " (" + (file != std::string::npos ? line.substr(file) : line) + ")";
         break;
       }
       at = end;

@@ -151,7 +151,37 @@ bool fuzz_two_workers(const std::string& dir) {
 
 }  // namespace
 
+// First contact as the README shows it: the user's own float* forward, FunctionModel, the default
+// policies; then with_coverage() swaps one policy for random search.
+bool fuzz_function_model() {
+  // The user's inference code, rows of 16 floats in, 2 floats out: the second is NaN when the
+  // first input passes 0.95.
+  auto my_forward = [](const float* in, nnfuzz::Index rows, float* out) {
+    for (nnfuzz::Index r = 0; r < rows; ++r, in += 16, out += 2) {
+      out[0] = in[1] - in[2];
+      out[1] = std::sqrt(0.95f - in[0]);
+    }
+  };
+  nnfuzz::FuzzOptions options;
+  options.max_executions = 50000;
+  options.seed = 5;
+  auto fuzzer = nnfuzz::make_fuzzer(nnfuzz::FunctionModel<decltype(my_forward)>(my_forward, 16, 2), options);
+  const nnfuzz::FuzzResult r = fuzzer.run(nnfuzz::RowMatrix::Constant(2, 16, 0.5f));
+  auto random = nnfuzz::make_fuzzer(nnfuzz::FunctionModel<decltype(my_forward)>(my_forward, 16, 2), options)
+                    .with_coverage(nnfuzz::NoCoverage());
+  const nnfuzz::FuzzResult rr = random.run(nnfuzz::RowMatrix::Constant(2, 16, 0.5f));
+  std::printf("FunctionModel: defaults %s after %llu executions (fired: '%s'); random search corpus %lld\n",
+              r.found() ? "found the NaN" : "found nothing", static_cast<unsigned long long>(r.stats.executions),
+              r.found() ? r.findings[0].fired.c_str() : "", static_cast<long long>(rr.stats.corpus_size));
+  return r.found() && r.findings[0].fired == "output" && fuzzer.replay(r.findings[0].input) &&
+         rr.stats.corpus_size == 2;
+}
+
 int main() {
+  if (!fuzz_function_model()) {
+    std::printf("FAIL: FunctionModel with the default policies did not find the planted NaN\n");
+    return 1;
+  }
   if (!fuzz_tokens()) {
     std::printf("FAIL: the token model's planted run of 5s was not found or does not replay\n");
     return 1;

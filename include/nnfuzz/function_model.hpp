@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+// nnfuzz: a ready Model for the commonest case, a user's forward function over float rows.
+//
+//     void my_forward(const float* in, nnfuzz::Index rows, float* out);  // rows x 784 in, rows x 10 out
+//     auto fuzzer = nnfuzz::make_fuzzer(nnfuzz::FunctionModel(my_forward, 784, 10), options);
+//     nnfuzz::FuzzResult r = fuzzer.run(seed_images);
+//
+// With a hidden layer for coverage: a function `void(const float* in, Index rows, float* out,
+// float* hidden)` and its hidden width as a fourth argument.
+#pragma once
+
+#include "detail/config.hpp"
+
+#include <type_traits>
+#include <utility>
+
+namespace nnfuzz {
+
+/// A Model from a forward function: `forward(in, rows, out)` reads `rows` inputs of input_dim()
+/// floats (row-major, contiguous) and writes `rows` outputs of output_dim() floats; or, with a
+/// hidden width, `forward(in, rows, out, hidden)` also writes `rows` × hidden_dim() floats of a
+/// hidden layer. Output::logits holds what it wrote (VersionPair and DisagreementObjective read
+/// it), Output::coverage is the hidden layer when there is one and the output otherwise, and
+/// NonFiniteObjective sees both ("output", "hidden"). The buffers are sized once per batch size:
+/// no allocation per batch at a steady batch size. `Forward` is any callable (a function, a
+/// lambda, a functor holding the user's engine); it is called from one thread at a time.
+template <typename Forward>
+class FunctionModel {
+  static constexpr bool kHidden = std::is_invocable<Forward&, const float*, Index, float*, float*>::value;
+  static_assert(kHidden || std::is_invocable<Forward&, const float*, Index, float*>::value,
+                "nnfuzz: FunctionModel needs a forward function callable as `void(const float* in, nnfuzz::Index "
+                "rows, float* out)` or, with a hidden layer, `void(const float* in, nnfuzz::Index rows, float* out, "
+                "float* hidden)` (see function_model.hpp)");
+
+ public:
+  /// The reusable output of evaluate(), rows = inputs.
+  struct Output {
+    RowMatrix logits;    ///< rows × output_dim(): what the function wrote to `out`
+    RowMatrix hidden;    ///< rows × hidden_dim() (empty without a hidden layer)
+    RowMatrix coverage;  ///< the hidden layer, or the output without one
+    /// Every tensor, for NonFiniteObjective.
+    template <class F>
+    void for_each_tensor(F&& f) const {
+      if (hidden.cols() > 0) f("hidden", hidden);
+      f("output", logits);
+    }
+  };
+
+  /// `forward`, its input and output widths (> 0), and the hidden width (> 0 exactly when
+  /// `forward` takes a fourth argument). Throws std::invalid_argument for other widths.
+  FunctionModel(Forward forward, Index input_dim, Index output_dim, Index hidden_dim = 0)
+      : forward_(std::move(forward)), input_dim_(input_dim), output_dim_(output_dim), hidden_dim_(hidden_dim) {
+    if (input_dim < 1 || output_dim < 1)
+      detail::fail("FunctionModel(): 'input_dim' and 'output_dim' must be >= 1, got ", input_dim, " and ", output_dim);
+    if (kHidden && hidden_dim < 1)
+      detail::fail("FunctionModel(): the forward function writes a hidden layer: give its width 'hidden_dim' (>= 1), got ",
+                   hidden_dim);
+    if (!kHidden && hidden_dim != 0)
+      detail::fail("FunctionModel(): 'hidden_dim' is ", hidden_dim,
+                   " but the forward function takes no hidden buffer (void(const float*, Index, float*))");
+  }
+
+  /// Floats per input.
+  Index input_dim() const { return input_dim_; }
+  /// Floats per output.
+  Index output_dim() const { return output_dim_; }
+  /// Floats of the hidden layer per input (0: none).
+  Index hidden_dim() const { return hidden_dim_; }
+  /// The forward function.
+  Forward& forward() { return forward_; }
+
+  /// Runs the function on the batch (contiguous rows: the Fuzzer always passes such a batch; a
+  /// strided one is refused).
+  void evaluate(const Eigen::Ref<const RowMatrix>& batch, Output& out) {
+    if (batch.cols() != input_dim_)
+      detail::fail("FunctionModel::evaluate(): the batch has ", batch.cols(), " columns, the model takes ", input_dim_);
+    if (batch.rows() > 1 && batch.outerStride() != input_dim_)
+      detail::fail("FunctionModel::evaluate(): the batch's rows are not contiguous (stride ", batch.outerStride(),
+                   ", width ", input_dim_, ")");
+    const Index n = batch.rows();
+    out.logits.resize(n, output_dim_);
+    if constexpr (kHidden) {
+      out.hidden.resize(n, hidden_dim_);
+      forward_(batch.data(), n, out.logits.data(), out.hidden.data());
+      out.coverage = out.hidden;
+    } else {
+      forward_(batch.data(), n, out.logits.data());
+      out.coverage = out.logits;
+    }
+  }
+
+ private:
+  Forward forward_;
+  Index input_dim_, output_dim_, hidden_dim_;
+};
+
+}  // namespace nnfuzz
