@@ -82,7 +82,8 @@ TEST_CASE("FunctionModel: bad widths and batches are refused naming the value", 
   CHECK_THROWS_WITH(model.evaluate(wide.leftCols(4), out), Contains("not contiguous"));
 }
 
-TEST_CASE("FunctionModel: the defaults find the planted NaN - with_*() replace one policy", "[function_model][fuzzer]") {
+TEST_CASE("FunctionModel: the defaults find the planted NaN - with_*() replace one policy",
+          "[function_model][fuzzer]") {
   FuzzOptions o;
   o.batch_size = 50;
   o.max_executions = 20000;

@@ -53,8 +53,9 @@ class FunctionModel {
     if (input_dim < 1 || output_dim < 1)
       detail::fail("FunctionModel(): 'input_dim' and 'output_dim' must be >= 1, got ", input_dim, " and ", output_dim);
     if (kHidden && hidden_dim < 1)
-      detail::fail("FunctionModel(): the forward function writes a hidden layer: give its width 'hidden_dim' (>= 1), got ",
-                   hidden_dim);
+      detail::fail(
+          "FunctionModel(): the forward function writes a hidden layer: give its width 'hidden_dim' (>= 1), got ",
+          hidden_dim);
     if (!kHidden && hidden_dim != 0)
       detail::fail("FunctionModel(): 'hidden_dim' is ", hidden_dim,
                    " but the forward function takes no hidden buffer (void(const float*, Index, float*))");
