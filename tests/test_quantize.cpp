@@ -4,6 +4,7 @@
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/models/prune.hpp>
 #include <nnfuzz/models/quantize.hpp>
+#include <nnfuzz/targets/mlp_targets.hpp>
 #include <nnfuzz/models/train.hpp>
 
 #include "support/alloc_tracker.hpp"

@@ -48,16 +48,16 @@ class FunctionModel {
 
   /// `forward`, its input and output widths (> 0), and the hidden width (> 0 exactly when
   /// `forward` takes a fourth argument). Throws std::invalid_argument for other widths.
-  FunctionModel(Forward forward, Index input_dim, Index output_dim, Index hidden_dim = 0)
-      : forward_(std::move(forward)), input_dim_(input_dim), output_dim_(output_dim), hidden_dim_(hidden_dim) {
-    if (input_dim < 1 || output_dim < 1)
-      detail::fail("FunctionModel(): 'input_dim' and 'output_dim' must be >= 1, got ", input_dim, " and ", output_dim);
-    if (kHidden && hidden_dim < 1)
+  FunctionModel(Forward fn, Index inputs, Index outputs, Index hidden = 0)
+      : forward_(std::move(fn)), input_dim_(inputs), output_dim_(outputs), hidden_dim_(hidden) {
+    if (inputs < 1 || outputs < 1)
+      detail::fail("FunctionModel(): 'input_dim' and 'output_dim' must be >= 1, got ", inputs, " and ", outputs);
+    if (kHidden && hidden < 1)
       detail::fail(
           "FunctionModel(): the forward function writes a hidden layer: give its width 'hidden_dim' (>= 1), got ",
-          hidden_dim);
-    if (!kHidden && hidden_dim != 0)
-      detail::fail("FunctionModel(): 'hidden_dim' is ", hidden_dim,
+          hidden);
+    if (!kHidden && hidden != 0)
+      detail::fail("FunctionModel(): 'hidden_dim' is ", hidden,
                    " but the forward function takes no hidden buffer (void(const float*, Index, float*))");
   }
 
