@@ -41,19 +41,24 @@ struct PolicyChecks {
                 "nnfuzz: Coverage must provide `void observe(const Eigen::Ref<const RowMatrix>& vectors, nnfuzz::Mask& "
                 "is_new)` (see coverage/)");
   static_assert(has_size<Coverage>::value, "nnfuzz: Coverage must provide `Index size() const`");
-  // Checked only once the model is sound: the objective's check names Model::Output.
+  // The objective is checked only when the model has an Output (the check names Model::Output,
+  // which would be a second, confusing error otherwise): ObjectiveCheck<false> checks nothing,
+  // ObjectiveCheck<true> holds the static_assert. (`Enable` makes the specialisation partial,
+  // as a full specialisation inside a class template is not allowed.)
   static constexpr bool model_ok = has_output_type<Model>::value;
-  template <bool Ok, typename = void>
+  template <bool HasOutput, typename Enable = void>
   struct ObjectiveCheck : std::true_type {};
-  template <typename Dummy>
-  struct ObjectiveCheck<true, Dummy> {
+  template <typename Enable>
+  struct ObjectiveCheck<true, Enable> {
     static constexpr bool value =
         is_objective_v<Objective, typename Model::Output, typename InputSpace<Model>::ObjectiveBatch>;
     static_assert(value,
                   "nnfuzz: Objective must provide `void check(const Eigen::Ref<const RowMatrix>& batch, const Output& "
                   "out, Mask& hits)`, or be callable as `bool(const Output&, Index row)` (see objectives/)");
   };
-  static constexpr bool ok = ObjectiveCheck<model_ok>::value || true;
+  // Naming sizeof() instantiates ObjectiveCheck, which is what fires its static_assert; `ok`
+  // itself is always true (every failure is one of the static_asserts above, with its message).
+  static constexpr bool ok = sizeof(ObjectiveCheck<model_ok>) > 0;
 };
 
 }  // namespace detail
