@@ -139,3 +139,53 @@ TEST_CASE("BanditMutator: tries each operator, then favours the one that pays", 
   auto strict = make_bandit_mutator(GaussianMutator(0.1f, MutationBounds{0.0f, 1.0f}));
   CHECK_THROWS_WITH(strict.check_seeds(RowMatrix::Constant(1, 4, 2.0f)), Catch::Contains("outside"));
 }
+
+TEST_CASE("DefaultMutator: TensorFuzz's noise, multi-scale noise, or Square patches, by what the run offers",
+          "[mutators][defaults]") {
+  const MutationBounds b{0, 1, 0.2f};
+  DefaultMutator m(0.1f, b);
+  const RowVector root = RowVector::Constant(64, 0.5f);
+  RowMatrix batch(20, 64), expect(20, 64);
+  RunSetup s;
+  s.input_dim = 64;
+  // No fitness: exactly GaussianMutator(sigma, bounds), draw for draw.
+  m.prepare(s);
+  CHECK(m.mode() == DefaultMutator::Mode::noise);
+  Rng r1(3), r2(3);
+  m.mutate(root, root, batch, r1);
+  GaussianMutator(0.1f, b).mutate(root, root, expect, r2);
+  CHECK(batch == expect);
+  // A fitness, no image: multi-scale noise (sigma_range 4).
+  s.fitness = true;
+  m.prepare(s);
+  CHECK(m.mode() == DefaultMutator::Mode::multiscale_noise);
+  m.mutate(root, root, batch, r1);
+  GaussianMutator(0.1f, b, 4.0f).mutate(root, root, expect, r2);
+  CHECK(batch == expect);
+  // A fitness and an image {1, 8, 8}: the bandit tries Square patches first (a patch at the
+  // ball's corner: every changed element moved by exactly 0.2), then the noise.
+  s.input_shape = {1, 8, 8};
+  REQUIRE(s.is_image());
+  CHECK(s.image_width() == 8);
+  m.prepare(s);
+  m.reset();
+  CHECK(m.mode() == DefaultMutator::Mode::square_or_noise);
+  m.mutate(root, root, batch, r1);
+  for (Index r = 0; r < batch.rows(); ++r) {
+    const Eigen::ArrayXf d = (batch.row(r) - root).array().abs().transpose();
+    CHECK((d > 0).count() >= 1);
+    CHECK(((d == 0) || (d - 0.2f).abs() < 1e-6f).all());
+  }
+  CHECK(m.batches()[0] == 1);
+  // Not an image: {64} or a long thin strip; a shape that does not hold input_dim is refused.
+  s.input_shape = {64};
+  CHECK_FALSE(s.is_image());
+  s.input_shape = {2, 32};
+  CHECK_FALSE(s.is_image());
+  s.input_shape = {1, 8, 9};
+  CHECK_THROWS_WITH(m.prepare(s), Catch::Contains("DefaultMutator::prepare()") && Catch::Contains("72"));
+  CHECK_THROWS_WITH(DefaultMutator(0.0f), Catch::Contains("DefaultMutator(): option 'sigma'"));
+  CHECK_THROWS_WITH(DefaultMutator(0.1f, {}, 0.5f), Catch::Contains("DefaultMutator(): option 'sigma_range'"));
+  CHECK_THROWS_WITH(DefaultMutator(0.1f, MutationBounds{1, 0}), Catch::Contains("DefaultMutator()"));
+  CHECK_THROWS_WITH(m.check_seeds(RowMatrix::Constant(1, 64, 2.0f)), Catch::Contains("outside the mutator's domain"));
+}
