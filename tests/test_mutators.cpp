@@ -140,6 +140,31 @@ TEST_CASE("BanditMutator: tries each operator, then favours the one that pays", 
   CHECK_THROWS_WITH(strict.check_seeds(RowMatrix::Constant(1, 4, 2.0f)), Catch::Contains("outside"));
 }
 
+TEST_CASE("BanditMutator: with a fitness, the operator that climbs wins over the one that scatters", "[mutators]") {
+  auto m = make_bandit_mutator(UniformMutator(0.01f), UniformMutator(0.2f));
+  const RowVector parent = RowVector::Constant(4, 0.5f);
+  RowMatrix batch(10, 4);
+  Rng rng(13);
+  float fitness[10];
+  // Operator 0 (small steps) adds many mutants to the corpus but none is fitter than the parent;
+  // operator 1 adds few, and its best mutant rises 0.5 above the parent: progress is the reward.
+  for (int it = 0; it < 200; ++it) {
+    m.mutate(parent, parent, batch, rng);
+    const bool wide = (batch.rowwise() - parent).cwiseAbs().maxCoeff() > 0.05f;
+    for (float& f : fitness) f = wide ? -1.0f : -2.5f;
+    fitness[3] = wide ? -0.5f : -2.0f;
+    BatchFeedback fb;
+    fb.rows = 10;
+    fb.added = wide ? 1 : 8;
+    fb.fitness = fitness;
+    fb.parent_fitness = -1.0f;
+    m.feedback(fb);
+  }
+  CHECK(m.batches()[1] > 170);
+  CHECK(m.mean_reward(1) == Approx(0.5));
+  CHECK(m.mean_reward(0) == Approx(0.0));
+}
+
 TEST_CASE("DefaultMutator: TensorFuzz's noise, multi-scale noise, or Square patches, by what the run offers",
           "[mutators][defaults]") {
   const MutationBounds b{0, 1, 0.2f};

@@ -24,7 +24,8 @@ struct BatchFeedback {
   Index hits = 0;                  ///< rows the objective fired on (before the re-check)
   std::uint64_t executions = 0;    ///< executions after the batch
   const float* fitness = nullptr;  ///< the rows' fitness (`rows` values), or nullptr when the objective has none
-  float best_fitness = std::numeric_limits<float>::quiet_NaN();  ///< best fitness of the run so far (NaN: none)
+  float best_fitness = std::numeric_limits<float>::quiet_NaN();    ///< best fitness of the run so far (NaN: none)
+  float parent_fitness = std::numeric_limits<float>::quiet_NaN();  ///< the parent's fitness (NaN: none or unknown)
 };
 
 /// What the Fuzzer tells a policy about the run before it starts: a mutator with an optional

@@ -437,7 +437,10 @@ class Fuzzer {
       fb.first_added = first_added;
       fb.hits = static_cast<Index>(hits_.head(n).count());
       fb.executions = st.executions;
-      if constexpr (kHasFitness) fb.fitness = fitness_.data();
+      if constexpr (kHasFitness) {
+        fb.fitness = fitness_.data();
+        fb.parent_fitness = corpus_.entry(parent).fitness;
+      }
       fb.best_fitness = best_fitness_;
       if constexpr (detail::has_sampler_feedback<Sampler>::value) sampler_.feedback(fb, corpus_);
       if constexpr (detail::has_mutator_feedback<Mutator>::value) mutator_.feedback(fb);
