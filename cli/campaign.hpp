@@ -9,6 +9,7 @@
 
 #include <nnfuzz/campaign/files.hpp>
 #include <nnfuzz/campaign/saver.hpp>
+#include <nnfuzz/minimize.hpp>
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/targets/version_pair.hpp>
 

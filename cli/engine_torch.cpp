@@ -25,6 +25,15 @@ class TorchBackend : public Backend {
   nnfuzz::LibTorchModel model_;
 };
 
+// LibTorch's message: its first line, and where the error is when it says so (a TorchScript
+// compile error puts 'File "code/__torch__.py", line 10' under it).
+std::string first_line(const std::string& s) {
+  std::string out = s.substr(0, s.find('\n'));
+  const auto file = s.find("File \"");
+  if (file != std::string::npos) out += " (" + s.substr(file, s.find('\n', file) - file) + ")";
+  return out;
+}
+
 }  // namespace
 
 bool have_torch() { return true; }
@@ -41,13 +50,11 @@ ModelInfo probe_torch(const std::string& path, const std::vector<std::int64_t>& 
     torch::NoGradGuard no_grad;
     r = m.forward({torch::zeros(sizes)});
   } catch (const c10::Error& e) {
-    const std::string s = e.what_without_backtrace();
     throw UsageError("model file '" + path + "' (TorchScript, input shape " + shape_text(shape) +
-                     "; --input-shape sets it): LibTorch says: " + s.substr(0, s.find('\n')));
+                     "; --input-shape sets it): LibTorch says: " + first_line(e.what_without_backtrace()));
   } catch (const std::exception& e) {
-    const std::string s = e.what();
     throw UsageError("model file '" + path + "' (TorchScript, input shape " + shape_text(shape) +
-                     "; --input-shape sets it): LibTorch says: " + s.substr(0, s.find('\n')));
+                     "; --input-shape sets it): LibTorch says: " + first_line(e.what()));
   }
   auto name_at = [&](std::size_t i) { return i < output_names.size() ? output_names[i] : std::to_string(i); };
   if (r.isTensor()) {

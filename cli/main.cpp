@@ -4,7 +4,7 @@
 // without writing C++; replay, summarise and show the campaign directory it writes.
 //
 //   nnfuzz fuzz MODEL --seeds PATH --objective nan|disagree|distance[:T]|label [--against MODEL2] --out DIR
-//   nnfuzz replay DIR|FILE        nnfuzz whatsup DIR        nnfuzz show DIR
+//   nnfuzz replay DIR|FILE    nnfuzz minimize DIR|FILE    nnfuzz whatsup DIR    nnfuzz show DIR
 //
 // Exit status: 0 nothing found, 1 found, 2 a usage or input error (the message names the file,
 // the option and the value). See docs/cli.md.
@@ -236,7 +236,10 @@ std::string campaign_of(const std::string& path, bool& is_file) {
   const fs::path dir = fs::absolute(path).parent_path();
   if (dir.filename() != "findings")
     throw UsageError("'" + path + "' is not a finding file of a campaign directory (DIR/findings/*.bin)");
-  return dir.parent_path().string();
+  // DIR/minimized/findings/x.bin (nnfuzz minimize) belongs to DIR too.
+  const fs::path owner = dir.parent_path();
+  if (owner.filename() == "minimized" && !fs::exists(owner / "nnfuzz.json", ec)) return owner.parent_path().string();
+  return owner.string();
 }
 
 int run_replay(const std::string& target, bool as_json) {
@@ -320,8 +323,63 @@ int run_whatsup(const std::string& dir, bool as_json) {
   return findings.empty() ? kNothingFound : kFound;
 }
 
+// Each finding shrunk towards its seed (minimize()), saved to DIR/minimized/findings/ (replay
+// takes those files as findings of DIR).
+int run_minimize(const std::string& target, Index budget, bool as_json) {
+  bool is_file = false;
+  const std::string dir = campaign_of(target, is_file);
+  CampaignSettings s = read_settings(dir);
+  std::vector<nnfuzz::SavedFinding> findings;
+  nnfuzz::Corpus corpus;
+  try {
+    findings = is_file ? std::vector<nnfuzz::SavedFinding>{nnfuzz::load_finding(target)} : nnfuzz::load_findings(dir);
+    if (!findings.empty()) corpus = nnfuzz::load_corpus(dir);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  OpenModels m = open_models(s, 0);
+  nnfuzz::FuzzOptions o;
+  o.batch_size = s.batch;
+  const std::string to = (fs::path(dir) / "minimized").string();
+  json rows = json::array();
+  int kept = 0;
+  with_fuzzer(s, m, o, [&](auto& fuzzer, LabelHook* label) {
+    nnfuzz::MinimizeOptions mo;
+    mo.confirm_batch_size = s.batch;
+    mo.max_executions = budget;
+    for (const nnfuzz::SavedFinding& f : findings) {
+      if (f.finding.root < 0 || f.finding.root >= corpus.size() || f.finding.input.size() != corpus.input_dim())
+        throw UsageError("finding file '" + f.path + "' does not fit the campaign's corpus (seed " +
+                         std::to_string(f.finding.root) + ")");
+      const nnfuzz::RowVector root = corpus.input(f.finding.root);
+      if (label) {
+        label->learn(RowMatrix(root));
+        label->state->set_root(root);
+      }
+      const nnfuzz::MinimizeResult r = nnfuzz::minimize(fuzzer.model(), fuzzer.objective(), root, f.finding.input, mo);
+      nnfuzz::Finding small = f.finding;
+      small.input = r.input;
+      const std::string path = nnfuzz::save_finding(to, small, f.run_seed);
+      ++kept;
+      rows.push_back({{"file", f.path},
+                      {"minimized", path},
+                      {"l0_before", r.before.l0},
+                      {"l0_after", r.after.l0},
+                      {"linf_before", r.before.linf},
+                      {"linf_after", r.after.linf},
+                      {"executions", r.executions}});
+      if (!as_json)
+        std::cout << f.path << " -> " << path << ": " << r.before.l0 << " -> " << r.after.l0 << " elements changed, L-inf "
+                  << r.before.linf << " -> " << r.after.linf << " (" << r.executions << " executions)\n";
+    }
+  });
+  if (as_json) std::cout << json{{"campaign", dir}, {"minimized", rows}}.dump(2) << "\n";
+  if (!as_json && findings.empty()) std::cout << "no findings in " << dir << "\n";
+  return findings.empty() ? kNothingFound : kFound;
+}
+
 // One PNG per finding group: seed | found | difference magnified (images only).
-int run_show(const std::string& dir, const std::string& out_dir, bool as_json) {
+int run_show(const std::string& dir, const std::string& out_dir, int zoom, bool as_json) {
   const CampaignSettings s = read_settings(dir);
   if (s.height <= 0 || s.width <= 0)
     throw UsageError("campaign directory '" + dir + "': its seeds ('" + s.seeds +
@@ -351,23 +409,25 @@ int run_show(const std::string& dir, const std::string& out_dir, bool as_json) {
     const nnfuzz::RowVector seed = corpus.input(f.root);
     const nnfuzz::RowVector diff = (f.input - seed).cwiseAbs();
     const float dmax = std::max(diff.maxCoeff(), 1e-12f);
-    const int W = 3 * w + 2 * gap;
-    std::vector<unsigned char> img(static_cast<std::size_t>(W) * h * c, 255);
+    const int W = (3 * w + 2 * gap) * zoom, H = h * zoom;
+    std::vector<unsigned char> img(static_cast<std::size_t>(W) * H * c, 255);
     auto put = [&](int panel, const nnfuzz::RowVector& v, bool magnify) {
       for (int y = 0; y < h; ++y)
         for (int x = 0; x < w; ++x)
           for (int ch = 0; ch < c; ++ch) {
             const float val = v(ch * plane + y * w + x);
             const float unit = magnify ? val / dmax : (val - s.scale.lo) / (s.scale.hi - s.scale.lo);
-            img[(static_cast<std::size_t>(y) * W + panel * (w + gap) + x) * c + ch] =
-                static_cast<unsigned char>(std::lround(255.0f * std::clamp(unit, 0.0f, 1.0f)));
+            const auto px = static_cast<unsigned char>(std::lround(255.0f * std::clamp(unit, 0.0f, 1.0f)));
+            for (int dy = 0; dy < zoom; ++dy)
+              for (int dx = 0; dx < zoom; ++dx)
+                img[(static_cast<std::size_t>(y * zoom + dy) * W + (panel * (w + gap) + x) * zoom + dx) * c + ch] = px;
           }
     };
     put(0, seed, false);
     put(1, f.input, false);
     put(2, diff, true);
     const std::string path = (fs::path(to) / ("group-" + std::to_string(g + 1) + ".png")).string();
-    if (!stbi_write_png(path.c_str(), W, h, c, img.data(), W * c)) throw UsageError("cannot write '" + path + "'");
+    if (!stbi_write_png(path.c_str(), W, H, c, img.data(), W * c)) throw UsageError("cannot write '" + path + "'");
     written.push_back({{"png", path}, {"what", f.what}, {"count", groups[g].count}, {"max_abs_difference", dmax}});
     if (!as_json)
       std::cout << path << ": " << groups[g].count << " x " << f.what << " (seed " << f.root
@@ -447,12 +507,22 @@ int main(int argc, char** argv) {
   CLI::App* replay = app.add_subcommand("replay", "run a campaign's findings again: do they still fire?");
   replay->add_option("TARGET", target, "a campaign directory, or one finding file in DIR/findings/")->required();
   replay->add_flag("--json", rjson, "machine-readable output");
+  Index min_budget = 20000;
+  bool mjson = false;
+  CLI::App* minimize = app.add_subcommand("minimize", "shrink each finding towards its seed while it still fires");
+  minimize->add_option("TARGET", target, "a campaign directory, or one finding file in DIR/findings/")->required();
+  minimize->add_option("--executions", min_budget, "model executions per finding")
+      ->check(CLI::Range(Index{1000}, Index{1} << 40))
+      ->capture_default_str();
+  minimize->add_flag("--json", mjson, "machine-readable output");
   CLI::App* whatsup = app.add_subcommand("whatsup", "a campaign's state: executions, corpus, findings grouped");
   whatsup->add_option("DIR", target, "the campaign directory")->required();
   whatsup->add_flag("--json", wjson, "machine-readable output");
   CLI::App* show = app.add_subcommand("show", "PNGs of a campaign's findings (seed | found | difference), one per group");
   show->add_option("DIR", target, "the campaign directory")->required();
   show->add_option("--png-dir", png_dir, "where to write them (default DIR/show)");
+  int zoom = 4;
+  show->add_option("--zoom", zoom, "pixels per input pixel")->check(CLI::Range(1, 64))->capture_default_str();
   show->add_flag("--json", sjson, "machine-readable output");
 
   try {
@@ -473,8 +543,9 @@ int main(int argc, char** argv) {
       return run_fuzz(fa);
     }
     if (replay->parsed()) return run_replay(target, rjson);
+    if (minimize->parsed()) return run_minimize(target, min_budget, mjson);
     if (whatsup->parsed()) return run_whatsup(target, wjson);
-    if (show->parsed()) return run_show(target, png_dir, sjson);
+    if (show->parsed()) return run_show(target, png_dir, zoom, sjson);
   } catch (const std::exception& e) {
     std::cerr << "nnfuzz: " << e.what() << "\n";
     return kError;
