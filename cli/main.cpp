@@ -37,7 +37,7 @@ struct FuzzArgs {
   std::string against, objective = "nan", out, seeds, scale = "01";
   std::uint64_t executions = 0, seed = 1;
   double seconds = 0;
-  Index batch = 100, max_findings = 1;
+  Index batch = 100, max_findings = 1, max_seeds = 0;
   float eps = 0;
   bool list_outputs = false, json = false, quiet = false;
 };
@@ -142,6 +142,11 @@ int run_fuzz(FuzzArgs& a) {
     if (a.seeds.empty())
       throw UsageError("option --seeds PATH is required (directory '" + a.out + "' holds no campaign to resume)");
     seeds = load_seeds(a.seeds, s.scale);
+    if (a.max_seeds > 0 && seeds.rows.rows() > a.max_seeds) {
+      const RowMatrix first = seeds.rows.topRows(a.max_seeds);
+      seeds.rows = first;
+      seeds.names.resize(static_cast<std::size_t>(a.max_seeds));
+    }
     s.seeds = fs::weakly_canonical(fs::absolute(a.seeds)).string();
     s.height = seeds.height;
     s.width = seeds.width;
@@ -467,6 +472,7 @@ int main(int argc, char** argv) {
   fuzz->add_option("MODEL", fa.model.path, "the model: .onnx (OpenCV DNN) or .pt TorchScript (LibTorch)")->required();
   fuzz->add_option("--seeds", fa.seeds,
                    "seed inputs: a directory of PNGs, an IDX file, a .npy file or a CSV (not needed to resume)");
+  fuzz->add_option("--max-seeds", fa.max_seeds, "use only the first N seeds (0 = all)")->check(CLI::NonNegativeNumber);
   fuzz->add_option("--objective", fa.objective,
                    "nan (a NaN/Inf in any output), disagree (MODEL and --against predict different classes), "
                    "distance[:T] (a class probability moves by more than T, default 0.5), label (the class "
