@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # End-to-end tests of the nnfuzz command (ctest label `cli`): cli_test.sh CASE.
 # Environment: NNFUZZ (the executable), MODELS (tools/train_torch_mnist.py --test-models),
-# SEEDS (tests/cli/make_seeds.py), WORK (a scratch directory), PY (python3), HAVE_TORCH (ON/OFF).
+# SEEDS (tests/cli/make_seeds.py), WORK (a scratch directory), PY (python3), HAVE_TORCH (ON/OFF),
+# CMAKE and BUILD (for the `installed` case: cmake --install BUILD into a scratch prefix).
 set -u
 case_name=$1
 W=$WORK/$case_name
@@ -184,6 +185,16 @@ bad_input)
   expect 2 "whatsup of a directory that is no campaign" -- "$NNFUZZ" whatsup "$W/empty"
   says "nnfuzz.json" "not a campaign"
   expect 2 "show of a directory that is no campaign" -- "$NNFUZZ" show "$W/empty"
+  ;;
+installed)
+  # The command as a user gets it: installed with the package, found on the PATH.
+  "$CMAKE" --install "$BUILD" --prefix "$W/prefix" >"$W/install.log" 2>&1 ||
+    { echo "FAIL: cmake --install"; tail -5 "$W/install.log"; exit 1; }
+  export PATH=$W/prefix/bin:$PATH
+  [[ $(command -v nnfuzz) == "$W/prefix/bin/nnfuzz" ]] || { echo "FAIL: no nnfuzz in $W/prefix/bin"; exit 1; }
+  expect 0 "installed nnfuzz --version" -- nnfuzz --version
+  expect 1 "installed nnfuzz finds the planted NaN" -- nnfuzz fuzz "$M/planted-nan.onnx" --seeds "$S/seeds.npy" --out "$W/c" --executions 20000 --json -q
+  json_is "j['found']" "installed --json"
   ;;
 *)
   echo "cli_test.sh: unknown case '$case_name'"
