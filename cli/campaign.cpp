@@ -16,9 +16,9 @@ using nlohmann::json;
 namespace {
 
 json spec_json(const ModelSpec& m) {
-  return json{{"path", m.path},       {"engine", m.engine},   {"input_shape", m.input_shape},
-              {"output_names", m.output_names}, {"coverage", m.coverage}, {"logits", m.logits},
-              {"sum_abs", m.sum_abs}, {"dtype", m.dtype}};
+  return json{
+      {"path", m.path},         {"engine", m.engine}, {"input_shape", m.input_shape}, {"output_names", m.output_names},
+      {"coverage", m.coverage}, {"logits", m.logits}, {"sum_abs", m.sum_abs},         {"dtype", m.dtype}};
 }
 
 ModelSpec spec_from(const json& j) {
@@ -94,8 +94,8 @@ void write_settings(const std::string& dir, const CampaignSettings& s) {
 void LabelState::learn(const Eigen::Ref<const RowMatrix>& seeds, const RowMatrix& logits) {
   for (Index r = 0; r < seeds.rows(); ++r) {
     const nnfuzz::RowVector row = seeds.row(r);
-    label_of[std::string(reinterpret_cast<const char*>(row.data()), sizeof(float) * static_cast<std::size_t>(row.size()))] =
-        nnfuzz::argmax(logits.row(r));
+    label_of[std::string(reinterpret_cast<const char*>(row.data()),
+                         sizeof(float) * static_cast<std::size_t>(row.size()))] = nnfuzz::argmax(logits.row(r));
   }
 }
 

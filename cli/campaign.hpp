@@ -26,14 +26,14 @@ namespace nnfuzz_cli {
 
 /// What a campaign was made with: written to DIR/nnfuzz.json by the first `nnfuzz fuzz` on DIR.
 struct CampaignSettings {
-  ModelSpec model;                  ///< the model fuzzed
-  std::optional<ModelSpec> against; ///< the other version (disagree, distance)
-  std::string objective = "nan";    ///< nan, disagree, distance:T, label
-  Scale scale;                      ///< the input range
-  float eps = 0;                    ///< L-inf radius around the seed (0 = none)
-  std::string seeds;                ///< where the seeds came from
+  ModelSpec model;                          ///< the model fuzzed
+  std::optional<ModelSpec> against;         ///< the other version (disagree, distance)
+  std::string objective = "nan";            ///< nan, disagree, distance:T, label
+  Scale scale;                              ///< the input range
+  float eps = 0;                            ///< L-inf radius around the seed (0 = none)
+  std::string seeds;                        ///< where the seeds came from
   int height = 0, width = 0, channels = 0;  ///< image geometry of the seeds (0: not images)
-  Index batch = 100;                ///< mutants per model call
+  Index batch = 100;                        ///< mutants per model call
 };
 
 /// The settings as JSON, and back (throws UsageError naming `file` for a malformed one).
@@ -82,8 +82,8 @@ class LabelObjective {
 
 /// What a subcommand needs to drive --objective label: the state, and how to teach it seeds' classes.
 struct LabelHook {
-  LabelState* state = nullptr;                                       ///< the shared state
-  std::function<void(const Eigen::Ref<const RowMatrix>&)> learn;     ///< learns the classes of seed rows
+  LabelState* state = nullptr;                                    ///< the shared state
+  std::function<void(const Eigen::Ref<const RowMatrix>&)> learn;  ///< learns the classes of seed rows
 };
 
 /// The mutator of the tool: the library's default mutator (or a GaussianMutator on --scale /
@@ -186,8 +186,9 @@ void with_fuzzer(const CampaignSettings& s, OpenModels& m, const nnfuzz::FuzzOpt
       auto f = std::move(base).with_mutator(std::move(mut)).with_objective(nnfuzz::DisagreementObjective());
       use(f, static_cast<LabelHook*>(nullptr));
     } else {
-      auto f = std::move(base).with_mutator(std::move(mut)).with_objective(
-          nnfuzz::OutputDistanceObjective(check_objective(s.objective)));
+      auto f = std::move(base)
+                   .with_mutator(std::move(mut))
+                   .with_objective(nnfuzz::OutputDistanceObjective(check_objective(s.objective)));
       use(f, static_cast<LabelHook*>(nullptr));
     }
   } else if (s.objective == "label") {
@@ -195,7 +196,8 @@ void with_fuzzer(const CampaignSettings& s, OpenModels& m, const nnfuzz::FuzzOpt
     auto base = nnfuzz::make_fuzzer(std::move(*m.a), o);
     auto mut = mutator(label, base.mutator());
     auto f = std::move(base).with_mutator(std::move(mut)).with_objective(LabelObjective(label));
-    LabelHook hook{label.get(), [&](const Eigen::Ref<const RowMatrix>& rows) { learn_labels(*label, f.model(), rows); }};
+    LabelHook hook{label.get(),
+                   [&](const Eigen::Ref<const RowMatrix>& rows) { learn_labels(*label, f.model(), rows); }};
     use(f, &hook);
   } else {
     auto base = nnfuzz::make_fuzzer(std::move(*m.a), o);
@@ -204,6 +206,5 @@ void with_fuzzer(const CampaignSettings& s, OpenModels& m, const nnfuzz::FuzzOpt
     use(f, static_cast<LabelHook*>(nullptr));
   }
 }
-
 
 }  // namespace nnfuzz_cli

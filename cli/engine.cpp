@@ -20,7 +20,8 @@ std::string engine_of(const ModelSpec& spec) {
     return spec.engine;
   }
   std::string ext = std::filesystem::path(spec.path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (ext == ".onnx") return "opencv";
   if (ext == ".pt" || ext == ".pth" || ext == ".torchscript") return "libtorch";
   throw UsageError("model file '" + spec.path + "': cannot tell the engine from its extension '" + ext +
@@ -48,8 +49,7 @@ std::string pick_output(const std::string& chosen, const char* option, const Mod
 
 EngineModel::EngineModel(ModelSpec spec, Index seed_width) : spec_(std::move(spec)) {
   std::error_code ec;
-  if (!std::filesystem::exists(spec_.path, ec))
-    throw UsageError("model file '" + spec_.path + "' does not exist");
+  if (!std::filesystem::exists(spec_.path, ec)) throw UsageError("model file '" + spec_.path + "' does not exist");
   if (!std::filesystem::is_regular_file(spec_.path, ec))
     throw UsageError("model file '" + spec_.path + "' is not a regular file");
   spec_.engine = engine_of(spec_);
@@ -65,7 +65,8 @@ EngineModel::EngineModel(ModelSpec spec, Index seed_width) : spec_(std::move(spe
   }
   if (spec_.input_shape.empty() && seed_width > 0) spec_.input_shape = {seed_width};
   if (spec_.input_shape.empty())
-    throw UsageError("model file '" + spec_.path + "' does not say its input shape: give --input-shape (e.g. 784 or 1,28,28)");
+    throw UsageError("model file '" + spec_.path +
+                     "' does not say its input shape: give --input-shape (e.g. 784 or 1,28,28)");
   if (spec_.engine == "libtorch") info_ = probe_torch(spec_.path, spec_.input_shape, spec_.output_names);
   spec_.coverage = pick_output(spec_.coverage, "--coverage", spec_, info_.outputs);
   spec_.logits = pick_output(spec_.logits, "--logits", spec_, info_.outputs);

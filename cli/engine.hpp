@@ -24,21 +24,21 @@ struct UsageError : std::runtime_error {
 
 /// What the user chose for one model file (the options of `nnfuzz fuzz` that describe it).
 struct ModelSpec {
-  std::string path;                        ///< the model file
-  std::string engine;                      ///< "opencv" or "libtorch" ("" = by the file's extension)
-  std::vector<std::int64_t> input_shape;   ///< per input, without the batch axis (empty = from the model or the seeds)
-  std::vector<std::string> output_names;   ///< TorchScript tuple outputs' names (empty = "0", "1", ...)
-  std::string coverage;                    ///< output whose values are the coverage ("" = "logits" or the first)
-  std::string logits;                      ///< output holding the logits ("" = "logits" or the first)
-  bool sum_abs = false;                    ///< coverage = one number per input, sum |x| (TensorFuzz's NaN set-up)
-  std::string dtype = "float32";           ///< libtorch only: float32, bf16, fp16, float64
+  std::string path;                       ///< the model file
+  std::string engine;                     ///< "opencv" or "libtorch" ("" = by the file's extension)
+  std::vector<std::int64_t> input_shape;  ///< per input, without the batch axis (empty = from the model or the seeds)
+  std::vector<std::string> output_names;  ///< TorchScript tuple outputs' names (empty = "0", "1", ...)
+  std::string coverage;                   ///< output whose values are the coverage ("" = "logits" or the first)
+  std::string logits;                     ///< output holding the logits ("" = "logits" or the first)
+  bool sum_abs = false;                   ///< coverage = one number per input, sum |x| (TensorFuzz's NaN set-up)
+  std::string dtype = "float32";          ///< libtorch only: float32, bf16, fp16, float64
 };
 
 /// What a model file says about itself before it is opened for fuzzing.
 struct ModelInfo {
-  std::vector<std::string> outputs;        ///< output names, in the model's order
-  std::vector<std::int64_t> input_shape;   ///< per input, without the batch axis (empty: the file does not say)
-  std::string input_name;                  ///< the input fed (ONNX; "" otherwise)
+  std::vector<std::string> outputs;       ///< output names, in the model's order
+  std::vector<std::int64_t> input_shape;  ///< per input, without the batch axis (empty: the file does not say)
+  std::string input_name;                 ///< the input fed (ONNX; "" otherwise)
 };
 
 /// One engine's network, type-erased: evaluate() is one virtual call per batch.

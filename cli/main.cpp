@@ -110,8 +110,8 @@ int run_fuzz(FuzzArgs& a) {
     OpenModels m = open_models(s, width);
     const ModelSpec& spec = m.a->spec();
     if (a.json) {
-      std::cout << json{{"model", spec.path},          {"engine", spec.engine}, {"input_shape", spec.input_shape},
-                        {"outputs", m.a->outputs()},   {"coverage", spec.coverage}, {"logits", spec.logits}}
+      std::cout << json{{"model", spec.path},        {"engine", spec.engine},     {"input_shape", spec.input_shape},
+                        {"outputs", m.a->outputs()}, {"coverage", spec.coverage}, {"logits", spec.logits}}
                        .dump(2)
                 << "\n";
     } else {
@@ -136,7 +136,8 @@ int run_fuzz(FuzzArgs& a) {
     };
     same("model", before.model.path, fs::weakly_canonical(fs::absolute(s.model.path)).string());
     same("--objective", before.objective, s.objective);
-    same("--against", before.against ? before.against->path : "", s.against ? fs::weakly_canonical(fs::absolute(s.against->path)).string() : "");
+    same("--against", before.against ? before.against->path : "",
+         s.against ? fs::weakly_canonical(fs::absolute(s.against->path)).string() : "");
     s = before;  // the campaign goes on as it was made
   } else {
     if (a.seeds.empty())
@@ -222,8 +223,8 @@ int run_fuzz(FuzzArgs& a) {
     } else {
       std::cout << (all.empty() ? "nothing found" : std::to_string(all.size()) + " finding(s)") << " in "
                 << r.stats.executions << " executions (" << std::fixed << std::setprecision(1) << r.stats.seconds
-                << " s this session, " << std::setprecision(0) << r.stats.executions_per_second
-                << " exec/s), corpus " << r.stats.corpus_size << "; campaign directory " << a.out << "\n";
+                << " s this session, " << std::setprecision(0) << r.stats.executions_per_second << " exec/s), corpus "
+                << r.stats.corpus_size << "; campaign directory " << a.out << "\n";
       print_groups(std::cout, groups);
       if (!all.empty()) std::cout << "replay: nnfuzz replay " << a.out << "\n";
     }
@@ -282,7 +283,8 @@ int run_replay(const std::string& target, bool as_json) {
     }
   });
   if (as_json)
-    std::cout << json{{"campaign", dir}, {"findings", findings.size()}, {"fire_again", fired}, {"replayed", rows}}.dump(2)
+    std::cout << json{{"campaign", dir}, {"findings", findings.size()}, {"fire_again", fired}, {"replayed", rows}}.dump(
+                     2)
               << "\n";
   else
     std::cout << fired << " of " << findings.size() << " finding(s) fire again\n";
@@ -306,8 +308,9 @@ int run_whatsup(const std::string& dir, bool as_json) {
   std::ifstream st(fs::path(dir) / "stats.json");
   if (st) {
     const json last = json::parse(st, nullptr, false);
-    if (!last.is_discarded()) j["last_session"] = {{"executions_per_second", last.value("executions_per_second", 0.0)},
-                                                   {"seconds", last.value("seconds", 0.0)}};
+    if (!last.is_discarded())
+      j["last_session"] = {{"executions_per_second", last.value("executions_per_second", 0.0)},
+                           {"seconds", last.value("seconds", 0.0)}};
   }
   j["findings"] = findings.size();
   j["groups"] = findings_json(findings);
@@ -316,12 +319,12 @@ int run_whatsup(const std::string& dir, bool as_json) {
   } else {
     std::cout << "campaign " << dir << ": " << s.model.path << ", objective " << s.objective << "\n";
     if (j.contains("corpus_size"))
-      std::cout << "  " << j["executions"].get<std::uint64_t>() << " executions, corpus " << j["corpus_size"].get<Index>()
-                << "\n";
+      std::cout << "  " << j["executions"].get<std::uint64_t>() << " executions, corpus "
+                << j["corpus_size"].get<Index>() << "\n";
     if (j.contains("last_session"))
-      std::cout << "  last session: " << std::fixed << std::setprecision(1) << j["last_session"]["seconds"].get<double>()
-                << " s, " << std::setprecision(0) << j["last_session"]["executions_per_second"].get<double>()
-                << " exec/s\n";
+      std::cout << "  last session: " << std::fixed << std::setprecision(1)
+                << j["last_session"]["seconds"].get<double>() << " s, " << std::setprecision(0)
+                << j["last_session"]["executions_per_second"].get<double>() << " exec/s\n";
     std::cout << "  " << findings.size() << " finding(s)" << (findings.empty() ? "" : ":") << "\n";
     print_groups(std::cout, j["groups"]);
   }
@@ -374,8 +377,9 @@ int run_minimize(const std::string& target, Index budget, bool as_json) {
                       {"linf_after", r.after.linf},
                       {"executions", r.executions}});
       if (!as_json)
-        std::cout << f.path << " -> " << path << ": " << r.before.l0 << " -> " << r.after.l0 << " elements changed, L-inf "
-                  << r.before.linf << " -> " << r.after.linf << " (" << r.executions << " executions)\n";
+        std::cout << f.path << " -> " << path << ": " << r.before.l0 << " -> " << r.after.l0
+                  << " elements changed, L-inf " << r.before.linf << " -> " << r.after.linf << " (" << r.executions
+                  << " executions)\n";
     }
   });
   if (as_json) std::cout << json{{"campaign", dir}, {"minimized", rows}}.dump(2) << "\n";
@@ -461,10 +465,13 @@ std::vector<std::int64_t> parse_shape(const std::vector<std::string>& parts) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"nnfuzz: coverage-guided fuzzing of an exported neural network (ONNX via OpenCV DNN, TorchScript "
-               "via LibTorch).\nExit status: 0 nothing found, 1 found, 2 usage or input error. See docs/cli.md."};
+  CLI::App app{
+      "nnfuzz: coverage-guided fuzzing of an exported neural network (ONNX via OpenCV DNN, TorchScript "
+      "via LibTorch).\nExit status: 0 nothing found, 1 found, 2 usage or input error. See docs/cli.md."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "nnfuzz " + std::to_string(NNFUZZ_VERSION_MAJOR) + "." + std::to_string(NNFUZZ_VERSION_MINOR) + "." + std::to_string(NNFUZZ_VERSION_PATCH));
+  app.set_version_flag("--version", "nnfuzz " + std::to_string(NNFUZZ_VERSION_MAJOR) + "." +
+                                        std::to_string(NNFUZZ_VERSION_MINOR) + "." +
+                                        std::to_string(NNFUZZ_VERSION_PATCH));
 
   FuzzArgs fa;
   std::vector<std::string> shape;
@@ -489,13 +496,16 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   fuzz->add_option("--engine", fa.model.engine, "opencv or libtorch (default: by the file's extension)")
       ->check(CLI::IsMember({"opencv", "libtorch"}));
-  fuzz->add_option("--input-shape", shape, "one input's shape without the batch axis, e.g. 784 or 1,28,28 "
-                                           "(default: from the ONNX file, else the seeds' width)")
+  fuzz->add_option("--input-shape", shape,
+                   "one input's shape without the batch axis, e.g. 784 or 1,28,28 "
+                   "(default: from the ONNX file, else the seeds' width)")
       ->delimiter(',');
   fuzz->add_option("--output-names", fa.model.output_names, "names of a TorchScript module's tuple outputs, in order")
       ->delimiter(',');
-  fuzz->add_option("--coverage", fa.model.coverage, "output whose values are the coverage (default: logits, else the first)");
-  fuzz->add_flag("--coverage-sum-abs", fa.model.sum_abs, "coverage = one number per input, the sum of |values| (TensorFuzz's NaN set-up)");
+  fuzz->add_option("--coverage", fa.model.coverage,
+                   "output whose values are the coverage (default: logits, else the first)");
+  fuzz->add_flag("--coverage-sum-abs", fa.model.sum_abs,
+                 "coverage = one number per input, the sum of |values| (TensorFuzz's NaN set-up)");
   fuzz->add_option("--logits", fa.model.logits, "output holding the class scores (default: logits, else the first)");
   fuzz->add_option("--dtype", fa.model.dtype,
                    "LibTorch precision: float32, bf16, fp16, float64; with disagree/distance and no --against, "
@@ -504,7 +514,8 @@ int main(int argc, char** argv) {
   fuzz->add_option("--scale", fa.scale, "input range LO,HI (or 01, pm1): bytes map onto it, floats must lie in it")
       ->capture_default_str();
   fuzz->add_option("--eps", fa.eps, "keep mutants within this L-inf distance of their seed (0 = no bound)");
-  fuzz->add_flag("--list-outputs", fa.list_outputs, "print the model's outputs (and which are coverage and logits), then exit");
+  fuzz->add_flag("--list-outputs", fa.list_outputs,
+                 "print the model's outputs (and which are coverage and logits), then exit");
   fuzz->add_flag("--json", fa.json, "print a machine-readable summary on stdout");
   fuzz->add_flag("-q,--quiet", fa.quiet, "no status lines on stderr");
 
@@ -524,7 +535,8 @@ int main(int argc, char** argv) {
   CLI::App* whatsup = app.add_subcommand("whatsup", "a campaign's state: executions, corpus, findings grouped");
   whatsup->add_option("DIR", target, "the campaign directory")->required();
   whatsup->add_flag("--json", wjson, "machine-readable output");
-  CLI::App* show = app.add_subcommand("show", "PNGs of a campaign's findings (seed | found | difference), one per group");
+  CLI::App* show =
+      app.add_subcommand("show", "PNGs of a campaign's findings (seed | found | difference), one per group");
   show->add_option("DIR", target, "the campaign directory")->required();
   show->add_option("--png-dir", png_dir, "where to write them (default DIR/show)");
   int zoom = 4;

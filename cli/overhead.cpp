@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
             << model << ":\n"
             << "  loop:  C++ " << lr << " exec/s, nnfuzz " << cr << " exec/s: the command runs at " << 100.0 * cr / lr
             << "% of the C++ loop's speed\n"
-            << "  wall:  C++ " << lw << " s, nnfuzz " << cw << " s (process, model and seed loading, campaign files): "
-            << 100.0 * (cw / lw - 1.0) << "% more\n";
+            << "  wall:  C++ " << lw << " s, nnfuzz " << cw
+            << " s (process, model and seed loading, campaign files): " << 100.0 * (cw / lw - 1.0) << "% more\n";
   return 0;
 }

@@ -62,7 +62,8 @@ Seeds load_png_dir(const std::string& dir, const Scale& scale) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::string ext = it->path().extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (ext == ".png") files.push_back(it->path());
   }
   if (ec) throw UsageError("seeds directory '" + dir + "' cannot be listed: " + ec.message());
@@ -137,7 +138,9 @@ Seeds load_npy(const std::string& path, const Scale& scale) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError("seeds file '" + path + "' cannot be opened");
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto bad = [&](const std::string& why) { return UsageError("seeds file '" + path + "' is not a .npy file nnfuzz reads: " + why); };
+  auto bad = [&](const std::string& why) {
+    return UsageError("seeds file '" + path + "' is not a .npy file nnfuzz reads: " + why);
+  };
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) throw bad("no \\x93NUMPY magic");
   const int major = static_cast<unsigned char>(bytes[6]);
   std::size_t hlen = 0, start = 0;
@@ -202,8 +205,8 @@ Seeds load_npy(const std::string& path, const Scale& scale) {
   }
   const std::size_t data = start + hlen;
   if (bytes.size() - data != count * static_cast<std::uint64_t>(width))
-    throw bad("shape and dtype need " + std::to_string(count * static_cast<std::uint64_t>(width)) + " bytes of data, the file holds " +
-              std::to_string(bytes.size() - data));
+    throw bad("shape and dtype need " + std::to_string(count * static_cast<std::uint64_t>(width)) +
+              " bytes of data, the file holds " + std::to_string(bytes.size() - data));
   const Index n = dims.size() == 1 ? 1 : static_cast<Index>(dims[0]);
   const Index d = static_cast<Index>(count) / n;
   Seeds s;
@@ -271,8 +274,8 @@ Seeds load_csv(const std::string& path, const Scale& scale) {
     }
     if (!numeric) continue;
     if (!rows.empty() && row.size() != rows[0].size())
-      throw UsageError("seeds file '" + path + "': line " + std::to_string(number) + " has " + std::to_string(row.size()) +
-                       " values, the first row " + std::to_string(rows[0].size()));
+      throw UsageError("seeds file '" + path + "': line " + std::to_string(number) + " has " +
+                       std::to_string(row.size()) + " values, the first row " + std::to_string(rows[0].size()));
     for (std::size_t j = 0; j < row.size(); ++j)
       check_range(path, "line " + std::to_string(number) + ", column " + std::to_string(j + 1), row[j], scale);
     rows.push_back(std::move(row));
@@ -296,8 +299,11 @@ Seeds load_seeds(const std::string& path, const Scale& scale) {
   if (!fs::exists(st)) throw UsageError("option --seeds: '" + path + "' does not exist");
   if (fs::is_directory(st)) return load_png_dir(path, scale);
   std::string name = fs::path(path).filename().string();
-  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  auto ends = [&](const std::string& e) { return name.size() >= e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0; };
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  auto ends = [&](const std::string& e) {
+    return name.size() >= e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0;
+  };
   if (ends(".npy")) return load_npy(path, scale);
   if (ends(".csv") || ends(".txt")) return load_csv(path, scale);
   if (ends(".png")) {

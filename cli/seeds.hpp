@@ -22,10 +22,10 @@ Scale parse_scale(const std::string& text);
 
 /// Seeds read from a file or directory.
 struct Seeds {
-  nnfuzz::RowMatrix rows;            ///< one seed per row
-  std::vector<std::string> names;    ///< where each row came from ("digit3.png", "row 7", ...)
+  nnfuzz::RowMatrix rows;                   ///< one seed per row
+  std::vector<std::string> names;           ///< where each row came from ("digit3.png", "row 7", ...)
   int height = 0, width = 0, channels = 0;  ///< image geometry when the seeds are images (PNG, IDX 3-d), else 0
-  std::string kind;                  ///< "png", "idx", "npy" or "csv"
+  std::string kind;                         ///< "png", "idx", "npy" or "csv"
 };
 
 /// Reads the seeds at `path`: a directory of *.png (sorted by name; gray or RGB, RGB as
