@@ -86,8 +86,8 @@ struct LabelHook {
   std::function<void(const Eigen::Ref<const RowMatrix>&)> learn;  ///< learns the classes of seed rows
 };
 
-/// The mutator of the tool: the library's default mutator (or a GaussianMutator on --scale /
-/// --eps), behind one type, telling a LabelState the root of each batch.
+/// The mutator of the tool: the library's DefaultMutator (σ a tenth of the --scale range, the
+/// --eps ball), behind one type, telling a LabelState the root of each batch.
 class CliMutator {
  public:
   template <typename M>
@@ -113,6 +113,8 @@ class CliMutator {
   void feedback(const nnfuzz::BatchFeedback& fb) { impl_->feedback(fb); }
   /// Forwards (when the mutator resets).
   void reset() { impl_->reset(); }
+  /// Forwards (DefaultMutator fits itself to the model and the objective's fitness).
+  void prepare(const nnfuzz::RunSetup& setup) { impl_->prepare(setup); }
 
  private:
   struct Iface {
@@ -123,6 +125,7 @@ class CliMutator {
     virtual void check_seeds(const Eigen::Ref<const RowMatrix>&) const = 0;
     virtual void feedback(const nnfuzz::BatchFeedback&) = 0;
     virtual void reset() = 0;
+    virtual void prepare(const nnfuzz::RunSetup&) = 0;
   };
   template <typename M>
   struct Impl : Iface {
@@ -141,6 +144,9 @@ class CliMutator {
     }
     void reset() override {
       if constexpr (nnfuzz::detail::has_policy_reset<M>::value) m.reset();
+    }
+    void prepare(const nnfuzz::RunSetup& setup) override {
+      if constexpr (nnfuzz::detail::has_prepare<M>::value) m.prepare(setup);
     }
   };
   std::unique_ptr<Iface> impl_;
@@ -177,7 +183,7 @@ void with_fuzzer(const CampaignSettings& s, OpenModels& m, const nnfuzz::FuzzOpt
     const bool custom = s.scale.lo != 0.0f || s.scale.hi != 1.0f || s.eps > 0;
     if (!custom) return CliMutator(std::move(default_mutator), std::move(label));
     nnfuzz::MutationBounds bounds{s.scale.lo, s.scale.hi, s.eps > 0 ? s.eps : std::numeric_limits<float>::infinity()};
-    return CliMutator(nnfuzz::GaussianMutator(0.1f * (s.scale.hi - s.scale.lo), bounds), std::move(label));
+    return CliMutator(nnfuzz::DefaultMutator(0.1f * (s.scale.hi - s.scale.lo), bounds), std::move(label));
   };
   if (is_pair_objective(s.objective)) {
     auto base = nnfuzz::make_fuzzer(nnfuzz::VersionPair(std::move(*m.a), std::move(*m.b), EngineLogits{}), o);

@@ -97,6 +97,8 @@ class EngineModel {
     backend_->evaluate(batch, out);
     out.logits_at = logits_at_;
   }
+  /// The shape of one input (DefaultMutator adds Square patches for an image: {C, H, W} or {H, W}).
+  const std::vector<std::int64_t>& input_shape() const { return spec_.input_shape; }
   /// The spec with its defaults resolved (engine, input shape, coverage, logits).
   const ModelSpec& spec() const { return spec_; }
   /// Every output of the network.

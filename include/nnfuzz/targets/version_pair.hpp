@@ -15,6 +15,7 @@
 
 #include "../detail/config.hpp"
 #include "../detail/traits.hpp"
+#include "../feedback.hpp"
 #include "../objectives.hpp"
 
 #include <algorithm>
@@ -24,6 +25,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace nnfuzz {
 
@@ -130,6 +132,9 @@ class VersionPair {
 
   /// Floats per input (the same for both versions).
   Index input_dim() const { return old_.input_dim(); }
+  /// The old version's declared input shape (Model::input_shape(), empty when it declares none):
+  /// the default mutator's image patches.
+  std::vector<Index> input_shape() const { return detail::input_shape_of(old_); }
 
   /// Runs both versions on the batch and copies out their logits and the coverage.
   void evaluate(const Eigen::Ref<const RowMatrix>& batch, Output& out) { run(old_, new_, batch, out); }
