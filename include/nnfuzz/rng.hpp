@@ -389,16 +389,42 @@ class Rng {
   // quadrant reduction, the same FMAs; blends and sign masks instead of AVX-512 masks), so the
   // two kernels give the same bits. (raw >> 8) + 1 <= 2^24 fits a signed int: the signed
   // conversion is exact, as the unsigned one is.
-  NNFUZZ_TARGET_AVX2 void fill_normal_avx2(float* out, Index n){NNFUZZ_FILL_NORMAL_LOOP(box_muller_avx2)}
-
-  NNFUZZ_TARGET_AVX2_INLINE static void box_muller_avx2(Lanes& lanes, float* cos_out, float* sin_out) {
-    U32x16 raw1, raw2;
-    lanes.next(raw1);
-    lanes.next(raw2);
-    const __m256i* r1 = reinterpret_cast<const __m256i*>(&raw1);
-    const __m256i* r2 = reinterpret_cast<const __m256i*>(&raw2);
-    box_muller_avx2_half(r1[0], r2[0], cos_out, sin_out);
-    box_muller_avx2_half(r1[1], r2[1], cos_out + 8, sin_out + 8);
+  // The lanes live in 8 AVX2 registers (two halves of 8 lanes); the halves are independent, so
+  // each is stepped and transformed in turn (the same values as the 16-lane step).
+  NNFUZZ_TARGET_AVX2 void fill_normal_avx2(float* out, Index n) {
+    alignas(64) float c[kLanes], s[kLanes];
+    __m256i st[2][4];
+    for (int h = 0; h < 2; ++h)
+      for (int w = 0; w < 4; ++w) st[h][w] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes_[w] + 8 * h));
+    for (Index i = 0; i < n; i += 2 * kLanes) {
+      const Index remaining = n - i;
+      float* cos_out = remaining >= 2 * kLanes ? out + i : c;
+      float* sin_out = remaining >= 2 * kLanes ? out + i + kLanes : s;
+      for (int h = 0; h < 2; ++h) {
+        const __m256i r1 = next_avx2(st[h]), r2 = next_avx2(st[h]);
+        box_muller_avx2_half(r1, r2, cos_out + 8 * h, sin_out + 8 * h);
+      }
+      if (remaining < 2 * kLanes) {
+        const Index first = remaining < kLanes ? remaining : kLanes;
+        std::memcpy(out + i, c, sizeof(float) * static_cast<std::size_t>(first));
+        if (remaining > kLanes)
+          std::memcpy(out + i + kLanes, s, sizeof(float) * static_cast<std::size_t>(remaining - kLanes));
+      }
+    }
+    for (int h = 0; h < 2; ++h)
+      for (int w = 0; w < 4; ++w) _mm256_store_si256(reinterpret_cast<__m256i*>(lanes_[w] + 8 * h), st[h][w]);
+  }
+  // Lanes::next on 8 lanes.
+  NNFUZZ_TARGET_AVX2_INLINE static __m256i next_avx2(__m256i (&st)[4]) {
+    const __m256i raw = _mm256_add_epi32(st[0], st[3]);
+    const __m256i t = _mm256_slli_epi32(st[1], 9);
+    st[2] = _mm256_xor_si256(st[2], st[0]);
+    st[3] = _mm256_xor_si256(st[3], st[1]);
+    st[1] = _mm256_xor_si256(st[1], st[2]);
+    st[0] = _mm256_xor_si256(st[0], st[3]);
+    st[2] = _mm256_xor_si256(st[2], t);
+    st[3] = _mm256_or_si256(_mm256_slli_epi32(st[3], 11), _mm256_srli_epi32(st[3], 21));
+    return raw;
   }
   NNFUZZ_TARGET_AVX2_INLINE static void box_muller_avx2_half(__m256i r1, __m256i r2, float* cos_out, float* sin_out) {
     const __m256 u1 =
