@@ -71,8 +71,9 @@ std::vector<NoiseKernel> kernels_here() {
 TEST_CASE("Rng: the noise kernel is chosen at run time - each kernel reproduces itself", "[rng]") {
   // Whatever the build flags, a CPU with AVX-512 runs the AVX-512 kernel by default, one with
   // AVX2 + FMA the AVX2 one.
-  CHECK(std::string(noise_kernel_name()) ==
-        (detail::cpu_has_avx512() ? "avx512" : detail::cpu_has_avx2_fma() ? "avx2" : "generic"));
+  CHECK(std::string(noise_kernel_name()) == (detail::cpu_has_avx512()     ? "avx512"
+                                             : detail::cpu_has_avx2_fma() ? "avx2"
+                                                                          : "generic"));
   std::vector<std::vector<float>> out;
   for (NoiseKernel k : kernels_here()) {
     KernelScope scope(k);

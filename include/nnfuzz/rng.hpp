@@ -448,8 +448,7 @@ class Rng {
     // Quadrant q: (cos, sin) = (c, s), (-s, c), (-c, -s), (s, -c).
     const __m256i one = _mm256_set1_epi32(1);
     const __m256 odd = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(q, one), one));
-    const __m256i neg_cos =
-        _mm256_or_si256(_mm256_cmpeq_epi32(q, one), _mm256_cmpeq_epi32(q, _mm256_set1_epi32(2)));
+    const __m256i neg_cos = _mm256_or_si256(_mm256_cmpeq_epi32(q, one), _mm256_cmpeq_epi32(q, _mm256_set1_epi32(2)));
     const __m256i neg_sin = _mm256_cmpgt_epi32(q, one);
     const __m256i sign = _mm256_set1_epi32(static_cast<int>(0x80000000u));
     __m256i cos_bits = _mm256_castps_si256(_mm256_blendv_ps(cs, sn, odd));

@@ -85,9 +85,9 @@ NNFUZZ_TARGET_AVX2_INLINE __m256i tail_mask_avx2(Index n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 template <bool kScale, bool kPerElement>
-NNFUZZ_TARGET_AVX2_INLINE __m256 scale_add_clip_lanes_avx2(__m256 x, __m256 s, const float* parent, __m256 lo, __m256 hi,
-                                                           const float* lower, const float* upper, __m256i mask,
-                                                           bool masked) {
+NNFUZZ_TARGET_AVX2_INLINE __m256 scale_add_clip_lanes_avx2(__m256 x, __m256 s, const float* parent, __m256 lo,
+                                                           __m256 hi, const float* lower, const float* upper,
+                                                           __m256i mask, bool masked) {
   if (kScale) {
     x = _mm256_mul_ps(x, s);
     __asm__("" : "+x"(x));  // an opaque step: the product stays rounded (no FMA contraction)
@@ -109,14 +109,14 @@ NNFUZZ_TARGET_AVX2 void scale_add_clip_avx2(const RowsView& v, const float* scal
     float* row = v.data + r * v.stride;
     const __m256 s = _mm256_set1_ps(kScale ? scale[r] : 1.0f);
     for (Index c = 0; c < full; c += 8)
-      _mm256_storeu_ps(row + c, scale_add_clip_lanes_avx2<kScale, kPerElement>(_mm256_loadu_ps(row + c), s,
-                                                                                parent + c, lo, hi, b.lower + c,
-                                                                                b.upper + c, all, false));
+      _mm256_storeu_ps(row + c,
+                       scale_add_clip_lanes_avx2<kScale, kPerElement>(_mm256_loadu_ps(row + c), s, parent + c, lo, hi,
+                                                                      b.lower + c, b.upper + c, all, false));
     if (full < v.cols)
-      _mm256_maskstore_ps(row + full, mask,
-                          scale_add_clip_lanes_avx2<kScale, kPerElement>(_mm256_maskload_ps(row + full, mask), s,
-                                                                         parent + full, lo, hi, b.lower + full,
-                                                                         b.upper + full, mask, true));
+      _mm256_maskstore_ps(
+          row + full, mask,
+          scale_add_clip_lanes_avx2<kScale, kPerElement>(_mm256_maskload_ps(row + full, mask), s, parent + full, lo, hi,
+                                                         b.lower + full, b.upper + full, mask, true));
   }
 }
 #endif
