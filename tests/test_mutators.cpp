@@ -235,3 +235,15 @@ TEST_CASE("GaussianMutator: AVX2 and AVX-512 noise kernels give the same mutants
   set_noise_kernel(NoiseKernel::automatic);
   CHECK(std::memcmp(out[0].data(), out[1].data(), sizeof(float) * static_cast<std::size_t>(out[0].size())) == 0);
 }
+
+TEST_CASE("GaussianMutator: the ball follows the root when it changes between batches", "[mutators]") {
+  // The ball's bounds are remembered per root: a new root (or the old one again) gets its own.
+  GaussianMutator m(0.5f, MutationBounds{0, 1, 0.05f});
+  Rng rng(8);
+  const RowVector a = RowVector::Constant(16, 0.3f), b = RowVector::Constant(16, 0.7f);
+  RowMatrix batch(20, 16);
+  for (const RowVector* root : {&a, &b, &a}) {
+    m.mutate(*root, *root, batch, rng);
+    CHECK(((batch.rowwise() - *root).cwiseAbs().maxCoeff()) <= 0.05f);
+  }
+}

@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <tuple>
 
@@ -84,18 +85,20 @@ inline void scale_add_clip_generic(const RowsView& v, const float* scale, const 
 NNFUZZ_TARGET_AVX2_INLINE __m256i tail_mask_avx2(Index n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
+// Lanes [c, c + 8) of one row (the pointers that a mode does not use may be null: offset only
+// those it uses).
 template <bool kScale, bool kPerElement>
 NNFUZZ_TARGET_AVX2_INLINE __m256 scale_add_clip_lanes_avx2(__m256 x, __m256 s, const float* parent, __m256 lo,
-                                                           __m256 hi, const float* lower, const float* upper,
-                                                           __m256i mask, bool masked) {
+                                                           __m256 hi, const ClipBounds& b, Index c, __m256i mask,
+                                                           bool masked) {
   if (kScale) {
     x = _mm256_mul_ps(x, s);
     __asm__("" : "+x"(x));  // an opaque step: the product stays rounded (no FMA contraction)
-    x = _mm256_add_ps(x, masked ? _mm256_maskload_ps(parent, mask) : _mm256_loadu_ps(parent));
+    x = _mm256_add_ps(x, masked ? _mm256_maskload_ps(parent + c, mask) : _mm256_loadu_ps(parent + c));
   }
   if (kPerElement) {
-    lo = masked ? _mm256_maskload_ps(lower, mask) : _mm256_loadu_ps(lower);
-    hi = masked ? _mm256_maskload_ps(upper, mask) : _mm256_loadu_ps(upper);
+    lo = masked ? _mm256_maskload_ps(b.lower + c, mask) : _mm256_loadu_ps(b.lower + c);
+    hi = masked ? _mm256_maskload_ps(b.upper + c, mask) : _mm256_loadu_ps(b.upper + c);
   }
   return _mm256_min_ps(hi, _mm256_max_ps(lo, x));
 }
@@ -109,14 +112,12 @@ NNFUZZ_TARGET_AVX2 void scale_add_clip_avx2(const RowsView& v, const float* scal
     float* row = v.data + r * v.stride;
     const __m256 s = _mm256_set1_ps(kScale ? scale[r] : 1.0f);
     for (Index c = 0; c < full; c += 8)
-      _mm256_storeu_ps(row + c,
-                       scale_add_clip_lanes_avx2<kScale, kPerElement>(_mm256_loadu_ps(row + c), s, parent + c, lo, hi,
-                                                                      b.lower + c, b.upper + c, all, false));
+      _mm256_storeu_ps(row + c, scale_add_clip_lanes_avx2<kScale, kPerElement>(_mm256_loadu_ps(row + c), s, parent, lo,
+                                                                               hi, b, c, all, false));
     if (full < v.cols)
-      _mm256_maskstore_ps(
-          row + full, mask,
-          scale_add_clip_lanes_avx2<kScale, kPerElement>(_mm256_maskload_ps(row + full, mask), s, parent + full, lo, hi,
-                                                         b.lower + full, b.upper + full, mask, true));
+      _mm256_maskstore_ps(row + full, mask,
+                          scale_add_clip_lanes_avx2<kScale, kPerElement>(_mm256_maskload_ps(row + full, mask), s,
+                                                                         parent, lo, hi, b, full, mask, true));
   }
 }
 #endif
@@ -160,6 +161,26 @@ inline ClipBounds clip_bounds(const Eigen::Ref<const RowVector>& root, const Mut
   }
   return ClipBounds{lower.data(), upper.data(), b.lo, b.hi};
 }
+// clip_bounds() remembered for one root: the fuzzer mutates the same root for many batches, and
+// comparing the root's bits (a memcmp) costs far less than recomputing the ball's bounds.
+struct ClipBoundsCache {
+  RowVector root, lower, upper;
+  MutationBounds bounds;
+  bool valid = false;
+  ClipBounds get(const Eigen::Ref<const RowVector>& r, const MutationBounds& b) {
+    if (!detail::is_finite(b.linf_radius)) return ClipBounds{nullptr, nullptr, b.lo, b.hi};
+    const bool same = valid && root.cols() == r.cols() && bounds.lo == b.lo && bounds.hi == b.hi &&
+                      bounds.linf_radius == b.linf_radius &&
+                      std::memcmp(root.data(), r.data(), sizeof(float) * static_cast<std::size_t>(r.cols())) == 0;
+    if (!same) {
+      clip_bounds(r, b, lower, upper);
+      root = r;
+      bounds = b;
+      valid = true;
+    }
+    return ClipBounds{lower.data(), upper.data(), b.lo, b.hi};
+  }
+};
 inline RowsView rows_view(Eigen::Ref<RowMatrix>& batch) {
   return RowsView{batch.data(), batch.rows(), batch.cols(), batch.outerStride()};
 }
@@ -218,8 +239,7 @@ class GaussianMutator {
         scale_(r) = sigma_ * std::exp(log_range * static_cast<float>(2 * rng.uniform() - 1));
     }
     // (A Ref<const RowVector> is contiguous: Eigen copies a strided argument into it.)
-    detail::scale_add_clip(detail::rows_view(batch), scale_.data(), parent.data(),
-                           detail::clip_bounds(root, bounds_, lower_, upper_));
+    detail::scale_add_clip(detail::rows_view(batch), scale_.data(), parent.data(), ball_.get(root, bounds_));
   }
   /// Rejects seeds that are NaN or outside [lo, hi].
   void check_seeds(const Eigen::Ref<const RowMatrix>& seeds) const {
@@ -243,7 +263,7 @@ class GaussianMutator {
   float sigma_;
   float sigma_range_;
   MutationBounds bounds_;
-  RowVector lower_, upper_;
+  detail::ClipBoundsCache ball_;
   Eigen::Array<float, Eigen::Dynamic, 1> scale_;
 };
 
