@@ -7,7 +7,8 @@
 #   LibTorch            target nnfuzz_engine_torch   (NNFUZZ_HAVE_TORCH)
 #   Debian's python3 with torch and onnx: tools/train_torch_mnist.py, which writes the test models
 #                       (NNFUZZ_TORCH_PYTHON)
-# and, with NNFUZZ_BUILD_TESTS, adds tests/adapters (ctest label `adapters`).
+# and, with NNFUZZ_BUILD_TESTS, adds tests/adapters (ctest label `adapters`). The nnfuzz command
+# (cli/, NNFUZZ_BUILD_CLI) is built when OpenCV DNN is found, with TorchScript support when LibTorch is.
 #
 # The installed package does not depend on any engine: a user includes
 # <nnfuzz/adapters/opencv_dnn.hpp> or <nnfuzz/adapters/libtorch.hpp> and links nnfuzz::nnfuzz
@@ -16,8 +17,8 @@ option(NNFUZZ_BUILD_ADAPTERS "Build the tests, example and benchmark of the Open
 
 set(NNFUZZ_HAVE_OPENCV_DNN OFF)
 set(NNFUZZ_HAVE_TORCH OFF)
-if(NOT NNFUZZ_BUILD_ADAPTERS OR NOT (NNFUZZ_BUILD_TESTS OR NNFUZZ_BUILD_EXAMPLES OR NNFUZZ_BUILD_BENCHMARKS))
-  return()  # nothing of nnfuzz's own uses the engines (an install-only configure skips the search)
+if(NOT NNFUZZ_BUILD_ADAPTERS OR NOT (NNFUZZ_BUILD_TESTS OR NNFUZZ_BUILD_EXAMPLES OR NNFUZZ_BUILD_BENCHMARKS OR NNFUZZ_BUILD_CLI))
+  return()  # nothing of nnfuzz's own uses the engines (an install-only configure without the nnfuzz command skips the search)
 endif()
 
 # OpenCV: its CMake package comes with libopencv-dev (all modules); Debian's libopencv-dnn-dev

@@ -147,6 +147,20 @@ RunResult run_guidance(const Settings& s, const std::string& g, const Task& task
     return run_one(s, t, FitnessSampler<RecentSampler>(),
                    make_bandit_mutator(square, gauss, GaussianMutator(s.sigma, b, 4.0f)), adaptive, fit, seeds,
                    rng_seed);
+  // The library's defaults as a user gets them (make_fuzzer(model, options)): DefaultSampler,
+  // DefaultMutator, CalibratedCoverage and the objective's own fitness; the user declares the
+  // image shape and the pixel domain (σ and bounds as every row here).
+  if (g == "default") {
+    auto shaped = t;
+    shaped.set_input_shape({1, 28, 28});
+    return run_one(s, shaped, DefaultSampler(), DefaultMutator(s.sigma, b), CalibratedCoverage(), objective, seeds,
+                   rng_seed);
+  }
+  if (g == "default-no-shape")  // the same, for a model that declares no shape: multi-scale noise only
+    return run_one(s, t, DefaultSampler(), DefaultMutator(s.sigma, b), CalibratedCoverage(), objective, seeds,
+                   rng_seed);
+  if (g == "own-fitness-square")  // fitness-square with the objective's own fitness (no WithFitness)
+    return run_one(s, t, FitnessSampler<RecentSampler>(), square, adaptive, objective, seeds, rng_seed);
   // The field's criteria, on the hidden layers (CoverageSignal::neurons), TensorFuzz's sampler and noise.
   const auto& nt = task.neuron_target;
   const LayerWidths layers = task.layers;
@@ -176,6 +190,9 @@ const std::vector<std::string> kGuidance{"random",
                                          "square",
                                          "fitness-square",
                                          "fitness-square-bandit",
+                                         "own-fitness-square",
+                                         "default",
+                                         "default-no-shape",
                                          "nc",
                                          "kmnc",
                                          "nbc",

@@ -11,6 +11,9 @@ scripts/setup.sh
 tools/fetch_mnist.sh data/mnist
 cmake -S . -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build "${build}" -j "$(nproc)" --target 01_planted_bug mnist_train mnist_nan mnist_quantization char_rnn
+if grep -q '^nnfuzz_cli' <(cmake --build "${build}" --target help 2>/dev/null); then
+  cmake --build "${build}" -j "$(nproc)" --target nnfuzz_cli
+fi
 
 echo
 echo "=== 1. A planted bug: CGF finds it, random search does not"
@@ -35,6 +38,19 @@ echo "=== 5. A language model says what it must not: blacklisted words, CGF vs r
 echo "    (a small GRU trained for a minute; the README's experiment uses the full model: experiments/char_rnn.cpp)"
 "${build}/experiments/char_rnn" --hidden 128 --train-steps 1500 --screen-chars 2e6 fuzz --runs 2 \
   --executions 10000 --out out/demo/char_rnn | sed -n '/^# char_rnn/,$p'
+
+if [[ -x "${build}/cli/nnfuzz" ]]; then
+  echo
+  echo "=== 6. From the command line: TensorFuzz's NaN model exported to ONNX, fuzzed through OpenCV DNN"
+  /usr/bin/python3 tools/train_torch_mnist.py --data data/mnist --models out/models --import-nnfuzz out/models
+  rm -rf out/demo/cli-nan
+  status=0
+  "${build}/cli/nnfuzz" fuzz out/models/mnist-torch-tf-nan-pm1.onnx --seeds data/mnist/train-images-idx3-ubyte \
+    --max-seeds 10 --scale pm1 --coverage-sum-abs --out out/demo/cli-nan --executions 200000 -q || status=$?
+  echo "(exit status ${status}: 0 nothing found, 1 found, 2 error)"
+  [[ ${status} -le 1 ]]
+  "${build}/cli/nnfuzz" show out/demo/cli-nan || true
+fi
 
 echo
 echo "demo: pictures of every finding are in out/demo/mnist_nan/findings and out/demo/mnist_quantization/findings,"

@@ -45,7 +45,7 @@ run regression-seed2 "${b}/model_regression" --data data/mnist --fashion "${fash
 # Guidance compared (README "Guidance compared"; about 60 minutes on 2 cores). Each row of a
 # table is a --guidance name; every run of every row is in out/guidance/<data>-<task>/runs.csv.
 run guidance-nan "${b}/guidance" --task nan --masters 1,2,3 --out out/results/guidance --guidance \
-  random,tensorfuzz,radius-x10,radius-div10,calibrated,multiscale,probabilistic,power,bandit,fitness,fitness-multiscale,square,fitness-square,nc,kmnc,nbc,snac,tknc,nlc
+  random,tensorfuzz,radius-x10,radius-div10,calibrated,multiscale,probabilistic,power,bandit,fitness,fitness-multiscale,square,fitness-square,own-fitness-square,default,default-no-shape,nc,kmnc,nbc,snac,tknc,nlc
 run guidance-nan-target01 "${b}/guidance" --task nan --masters 1,2,3 --out out/results/guidance-target01 \
   --target-rate 0.1 --guidance calibrated-static
 for scale in 10 0.1; do
@@ -53,13 +53,13 @@ for scale in 10 0.1; do
     --coverage-scale "${scale}" --guidance tensorfuzz,calibrated,fitness-square
 done
 run guidance-f16-02 "${b}/guidance" --task f16 --eps 0.2 --masters 1,2,3 --out out/results/guidance --guidance \
-  random,tensorfuzz,calibrated,power,bandit,fitness,square,fitness-square,nlc,tknc
+  random,tensorfuzz,calibrated,power,bandit,fitness,square,fitness-square,default,nlc,tknc
 run guidance-f16-04 "${b}/guidance" --task f16 --eps 0.4 --masters 1,2,3 --out out/results/guidance --guidance \
-  random,tensorfuzz,calibrated,fitness,square,fitness-square
+  random,tensorfuzz,calibrated,fitness,square,fitness-square,default
 run guidance-fashion-nan "${b}/guidance" --task nan --data "${fashion}" --masters 1,2,3 --out out/results/guidance \
-  --guidance random,tensorfuzz,calibrated,multiscale,fitness,fitness-square
+  --guidance random,tensorfuzz,calibrated,multiscale,fitness,fitness-square,default
 run guidance-fashion-f16-02 "${b}/guidance" --task f16 --eps 0.2 --data "${fashion}" --masters 1,2,3 \
-  --out out/results/guidance --guidance random,tensorfuzz,calibrated,fitness,fitness-square
+  --out out/results/guidance --guidance random,tensorfuzz,calibrated,fitness,fitness-square,default
 
 # The character-level language model (longer: the model trains for ~13 minutes the first time,
 # the blacklist rule samples 16 M characters, and each objective runs 10 + 10 fuzz runs).

@@ -4,8 +4,11 @@
 
 #include "support/planted.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <sstream>
+#include <vector>
 
 using namespace nnfuzz;
 using nnfuzz_test::planted_seeds;
@@ -308,8 +311,9 @@ TEST_CASE("Fuzzer: seeds given as a block of a wider matrix reach the model cont
 }
 
 TEST_CASE("Fuzzer: the default policies compile and find the planted bug", "[fuzzer]") {
-  // Fuzzer<Model>: RecentSampler, GaussianMutator (sigma 0.1 on [0,1]), CalibratedCoverage,
-  // NonFiniteObjective; and make_fuzzer(model, options) for the same with options.
+  // Fuzzer<Model>: DefaultSampler, DefaultMutator (sigma 0.1 on [0,1], multi-scale with the
+  // objective's fitness), CalibratedCoverage, NonFiniteObjective; and make_fuzzer(model,
+  // options) for the same with options.
   int found = 0;
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     FuzzOptions o = planted_options(seed);
@@ -384,7 +388,7 @@ TEST_CASE("Fuzzer: samplers and mutators hear each batch's feedback, and reset()
   Index added = 0;
   for (const BatchFeedback& fb : log) {
     CHECK(fb.rows == (&fb == &log.back() ? 6 : 10));  // 4 seeds + 19 x 10 + 6 = 200
-    CHECK(fb.fitness == nullptr);                     // NonFiniteObjective has no fitness
+    CHECK(fb.fitness != nullptr);  // NonFiniteObjective has its own fitness (NaN here: no value near an edge)
     added += fb.added;
   }
   CHECK(added + 4 == r.stats.corpus_size);
@@ -467,4 +471,79 @@ TEST_CASE("Fuzzer: a copy taken inside a callback is not running - it runs later
   for (auto& c : copies) CHECK_NOTHROW(c.run(planted_seeds()));
   // The original is released too.
   CHECK_NOTHROW(f.run(planted_seeds()));
+}
+
+TEST_CASE("Fuzzer: the defaults follow the objective's fitness and the model's declared shape", "[fuzzer][defaults]") {
+  FuzzOptions o = planted_options(3);
+  o.max_executions = 2000;
+  o.max_findings = 1;
+  // An Output with for_each_tensor: NonFiniteObjective has a fitness there, so the defaults use
+  // it: the noise is multi-scale, and every corpus element records its fitness — known once a
+  // probability is far below its row's largest (SoftmaxBandModel), "unknown" (NaN) where every
+  // value is ordinary (PlantedModel).
+  auto f = make_fuzzer(nnfuzz_test::SoftmaxBandModel{}, o);
+  static_assert(decltype(f)::kHasFitness, "NonFiniteObjective's fitness");
+  f.run(RowMatrix::Constant(4, 16, 0.3f));
+  CHECK(f.mutator().mode() == DefaultMutator::Mode::multiscale_noise);
+  for (Index i = 0; i < f.corpus().size(); ++i) CHECK(f.corpus().entry(i).fitness <= 0.0f);  // 0: fired
+  auto p = make_fuzzer(PlantedModel{}, o);
+  p.run(planted_seeds());
+  CHECK(std::isnan(p.corpus().entry(0).fitness));
+  // A model that declares an image shape gets Square patches too.
+  auto forward = [](const float* in, Index rows, float* out) {
+    for (Index r = 0; r < rows; ++r) out[r] = in[r * 16] - 0.5f;
+  };
+  FunctionModel<decltype(forward)> image(forward, 16, 1);
+  image.set_input_shape({1, 4, 4});
+  auto g = make_fuzzer(image, o);
+  g.run(planted_seeds());
+  CHECK(g.mutator().mode() == DefaultMutator::Mode::square_or_noise);
+  CHECK_THROWS_WITH(image.set_input_shape({1, 4, 5}),
+                    Catch::Contains("FunctionModel::set_input_shape()") && Catch::Contains("20"));
+  // An objective without a fitness: today's defaults, draw for draw (RecentSampler, Gaussian σ 0.1).
+  const auto no_fitness = [](const PlantedModel::Output& out, Index r) { return !(out.y(r, 0) == out.y(r, 0)); };
+  auto h = make_fuzzer(PlantedModel{}, o).with_objective(no_fitness);
+  static_assert(!decltype(h)::kHasFitness, "a callable has no fitness");
+  auto old = make_fuzzer(PlantedModel{}, RecentSampler(), GaussianMutator(), CalibratedCoverage(), no_fitness, o);
+  const FuzzResult rh = h.run(planted_seeds()), ro = old.run(planted_seeds());
+  CHECK(h.mutator().mode() == DefaultMutator::Mode::noise);
+  REQUIRE(h.corpus().size() == old.corpus().size());
+  for (Index i = 0; i < h.corpus().size(); ++i) CHECK(h.corpus().input(i) == old.corpus().input(i));
+  CHECK(rh.stats.executions == ro.stats.executions);
+}
+
+TEST_CASE("Fuzzer: the defaults follow NonFiniteObjective's fitness to an underflow faster than TensorFuzz's set-up",
+          "[fuzzer][defaults]") {
+  // Fixed seeds and budget: the median executions to the NaN over 10 seeds, the defaults against
+  // TensorFuzz's set-up (RecentSampler, GaussianMutator, no fitter mutants kept); random search
+  // (the defaults without coverage or fitness picks) never gets there.
+  std::vector<double> now, before;
+  int random_found = 0;
+  const RowMatrix seeds = RowMatrix::Constant(4, 16, 0.1f);
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    FuzzOptions o = planted_options(seed);
+    o.max_findings = 1;
+    const FuzzResult a = make_fuzzer(nnfuzz_test::SoftmaxBandModel{}, o).run(seeds);
+    FuzzOptions tf = o;
+    tf.keep_fitter = false;
+    const FuzzResult b = make_fuzzer(nnfuzz_test::SoftmaxBandModel{}, RecentSampler(), GaussianMutator(),
+                                     CalibratedCoverage(), NonFiniteObjective(), tf)
+                             .run(seeds);
+    random_found += make_fuzzer(nnfuzz_test::SoftmaxBandModel{}, o)
+                        .with_coverage(NoCoverage())
+                        .with_sampler(RecentSampler())
+                        .run(seeds)
+                        .found();
+    REQUIRE(a.found());
+    CHECK(a.findings[0].fired == "cross_entropy");
+    CHECK(a.stats.best_fitness > -10.0f);  // the fitness climbed to the edge
+    now.push_back(static_cast<double>(a.findings[0].execution));
+    before.push_back(b.found() ? static_cast<double>(b.findings[0].execution) : 1e9);
+  }
+  std::sort(now.begin(), now.end());
+  std::sort(before.begin(), before.end());
+  const double m_now = (now[4] + now[5]) / 2, m_before = (before[4] + before[5]) / 2;
+  INFO("median executions: defaults " << m_now << ", TensorFuzz's set-up " << m_before);
+  CHECK(m_now < m_before);
+  CHECK(random_found == 0);
 }

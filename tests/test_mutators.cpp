@@ -140,6 +140,81 @@ TEST_CASE("BanditMutator: tries each operator, then favours the one that pays", 
   CHECK_THROWS_WITH(strict.check_seeds(RowMatrix::Constant(1, 4, 2.0f)), Catch::Contains("outside"));
 }
 
+TEST_CASE("BanditMutator: with a fitness, the operator that climbs wins over the one that scatters", "[mutators]") {
+  auto m = make_bandit_mutator(UniformMutator(0.01f), UniformMutator(0.2f));
+  const RowVector parent = RowVector::Constant(4, 0.5f);
+  RowMatrix batch(10, 4);
+  Rng rng(13);
+  float fitness[10];
+  // Operator 0 (small steps) adds many mutants to the corpus but none is fitter than the parent;
+  // operator 1 adds few, and its best mutant rises 0.5 above the parent: progress is the reward.
+  for (int it = 0; it < 200; ++it) {
+    m.mutate(parent, parent, batch, rng);
+    const bool wide = (batch.rowwise() - parent).cwiseAbs().maxCoeff() > 0.05f;
+    for (float& f : fitness) f = wide ? -1.0f : -2.5f;
+    fitness[3] = wide ? -0.5f : -2.0f;
+    BatchFeedback fb;
+    fb.rows = 10;
+    fb.added = wide ? 1 : 8;
+    fb.fitness = fitness;
+    fb.parent_fitness = -1.0f;
+    m.feedback(fb);
+  }
+  CHECK(m.batches()[1] > 170);
+  CHECK(m.mean_reward(1) == Approx(0.5));
+  CHECK(m.mean_reward(0) == Approx(0.0));
+}
+
+TEST_CASE("DefaultMutator: TensorFuzz's noise, multi-scale noise, or Square patches, by what the run offers",
+          "[mutators][defaults]") {
+  const MutationBounds b{0, 1, 0.2f};
+  DefaultMutator m(0.1f, b);
+  const RowVector root = RowVector::Constant(64, 0.5f);
+  RowMatrix batch(20, 64), expect(20, 64);
+  RunSetup s;
+  s.input_dim = 64;
+  // No fitness: exactly GaussianMutator(sigma, bounds), draw for draw.
+  m.prepare(s);
+  CHECK(m.mode() == DefaultMutator::Mode::noise);
+  Rng r1(3), r2(3);
+  m.mutate(root, root, batch, r1);
+  GaussianMutator(0.1f, b).mutate(root, root, expect, r2);
+  CHECK(batch == expect);
+  // A fitness, no image: multi-scale noise (sigma_range 4).
+  s.fitness = true;
+  m.prepare(s);
+  CHECK(m.mode() == DefaultMutator::Mode::multiscale_noise);
+  m.mutate(root, root, batch, r1);
+  GaussianMutator(0.1f, b, 4.0f).mutate(root, root, expect, r2);
+  CHECK(batch == expect);
+  // A fitness and an image {1, 8, 8}: the bandit tries Square patches first (a patch at the
+  // ball's corner: every changed element moved by exactly 0.2), then the noise.
+  s.input_shape = {1, 8, 8};
+  REQUIRE(s.is_image());
+  CHECK(s.image_width() == 8);
+  m.prepare(s);
+  m.reset();
+  CHECK(m.mode() == DefaultMutator::Mode::square_or_noise);
+  m.mutate(root, root, batch, r1);
+  for (Index r = 0; r < batch.rows(); ++r) {
+    const Eigen::ArrayXf d = (batch.row(r) - root).array().abs().transpose();
+    CHECK((d > 0).count() >= 1);
+    CHECK(((d == 0) || (d - 0.2f).abs() < 1e-6f).all());
+  }
+  CHECK(m.batches()[0] == 1);
+  // Not an image: {64} or a long thin strip; a shape that does not hold input_dim is refused.
+  s.input_shape = {64};
+  CHECK_FALSE(s.is_image());
+  s.input_shape = {2, 32};
+  CHECK_FALSE(s.is_image());
+  s.input_shape = {1, 8, 9};
+  CHECK_THROWS_WITH(m.prepare(s), Catch::Contains("DefaultMutator::prepare()") && Catch::Contains("72"));
+  CHECK_THROWS_WITH(DefaultMutator(0.0f), Catch::Contains("DefaultMutator(): option 'sigma'"));
+  CHECK_THROWS_WITH(DefaultMutator(0.1f, {}, 0.5f), Catch::Contains("DefaultMutator(): option 'sigma_range'"));
+  CHECK_THROWS_WITH(DefaultMutator(0.1f, MutationBounds{1, 0}), Catch::Contains("DefaultMutator()"));
+  CHECK_THROWS_WITH(m.check_seeds(RowMatrix::Constant(1, 64, 2.0f)), Catch::Contains("outside the mutator's domain"));
+}
+
 #include <algorithm>
 #include <cstring>
 #include <vector>

@@ -128,3 +128,67 @@ TEST_CASE("MarginFitness and WithFitness: distance to a disagreement", "[objecti
   auto g = with_fitness(DisagreementObjective(), [](const PairOut& p, Index r) { return p.candidate(r, 2); });
   CHECK(g.fitness(out, 2) == 1.0f);
 }
+
+TEST_CASE("NonFiniteObjective::fitness: log distance to overflow or underflow, from the tensors alone",
+          "[objectives][fitness]") {
+  Out o;
+  o.hidden = RowMatrix::Zero(5, 3);
+  o.loss = RowMatrix::Zero(5, 1);
+  // Row 0: 2 and 1e-20 in one tensor (and a zero, which does not count): 1e-20 is 2^24 below
+  // the row's largest, so underflow counts: ln 2^-149 - ln 1e-20 = -103.2789 + 46.0517.
+  o.hidden(0, 0) = 2.0f;
+  o.hidden(0, 1) = 1e-20f;
+  o.loss(0, 0) = 1e-30f;  // alone in its tensor: no larger value to compare with, ordinary
+  // Row 1: -1e30 (beyond 2^24) and 0.5: overflow is nearer, ln 1e30 - ln FLT_MAX.
+  o.hidden(1, 0) = -1e30f;
+  o.hidden(1, 1) = 0.5f;
+  // Row 2: a NaN: 0 (fired). Row 3: all zeros, row 4 ordinary values: NaN ("unknown").
+  o.hidden(2, 2) = kNaN;
+  o.hidden(4, 0) = 0.3f;
+  o.hidden(4, 1) = -1e-3f;
+  o.loss(4, 0) = 7.0f;
+  const NonFiniteObjective obj;
+  CHECK(obj.fitness(o, 0) == Approx(-103.2789f + 46.0517f).margin(1e-3));
+  CHECK(obj.fitness(o, 1) == Approx(69.0776f - 88.7228f).margin(1e-3));
+  CHECK(obj.fitness(o, 2) == 0.0f);
+  CHECK(std::isnan(obj.fitness(o, 3)));
+  CHECK(std::isnan(obj.fitness(o, 4)));
+  // A denormal is nearer still, and rising towards 0 as it shrinks.
+  o.hidden(0, 1) = 1e-44f;
+  CHECK(obj.fitness(o, 0) > -2.0f);
+  CHECK(obj.fitness(o, 0) < 0.0f);
+  static_assert(detail::has_fitness<NonFiniteObjective, Out>::value, "NonFinite has a fitness");
+  static_assert(!detail::has_fitness<NonFiniteObjective, PairOut>::value, "only with for_each_tensor");
+}
+
+TEST_CASE("Stock fitness: disagreement margin, output distance, any_of best, all_of worst, negate none",
+          "[objectives][fitness]") {
+  PairOut o;
+  o.reference = RowMatrix(2, 3);
+  o.candidate = RowMatrix(2, 3);
+  o.reference << 5, 1, 0,  //
+      0, 0, 3;
+  o.candidate << 4, 3, 0,  // agree on class 0, margin 3 - 4 = -1
+      0, 2, 1;             // candidate prefers 1 over the reference's 2: 2 - 1 = +1
+  const DisagreementObjective dis;
+  CHECK(dis.fitness(o, 0) == Approx(-1.0f));
+  CHECK(dis.fitness(o, 1) == Approx(1.0f));
+  CHECK(MarginFitness()(o, 0) == dis.fitness(o, 0));
+  const OutputDistanceObjective dist(0.25f);
+  CHECK(dist.fitness(o, 0) == Approx(static_cast<float>(dist.distance(o, 0)) - 0.25f));
+  o.candidate(0, 1) = kNaN;
+  CHECK(std::isnan(dist.fitness(o, 0)));  // unknown
+  o.candidate(0, 1) = 3;
+  const auto any = any_of(dis, dist);
+  const auto all = all_of(dis, dist);
+  for (Index r = 0; r < 2; ++r) {
+    CHECK(any.fitness(o, r) == std::max(dis.fitness(o, r), dist.fitness(o, r)));
+    CHECK(all.fitness(o, r) == std::min(dis.fitness(o, r), dist.fitness(o, r)));
+  }
+  // A part without a fitness is left out; with none, no fitness at all; negate() has none.
+  const auto callable = [](const PairOut&, Index) { return false; };
+  CHECK(any_of(callable, dis).fitness(o, 0) == dis.fitness(o, 0));
+  static_assert(!detail::has_fitness<AnyOf<decltype(callable)>, PairOut>::value, "no part has one");
+  static_assert(!detail::has_fitness<Not<DisagreementObjective>, PairOut>::value, "negate has none");
+  static_assert(detail::has_fitness<DisagreementObjective, PairOut>::value, "margin");
+}

@@ -10,9 +10,11 @@
 #pragma once
 
 #include "detail/config.hpp"
+#include "feedback.hpp"
 
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace nnfuzz {
 
@@ -63,6 +65,14 @@ class FunctionModel {
 
   /// Floats per input.
   Index input_dim() const { return input_dim_; }
+  /// Declares the shape of one input without the batch axis, e.g. {1, 28, 28} (channels first) for
+  /// MNIST: the default mutator then adds Square patches (DefaultMutator). Its product must be
+  /// input_dim(); an empty shape declares nothing. Throws std::invalid_argument otherwise.
+  void set_input_shape(std::vector<Index> shape) {
+    shape_ = detail::checked_shape("FunctionModel::set_input_shape()", std::move(shape), input_dim_);
+  }
+  /// The declared input shape (empty: none).
+  const std::vector<Index>& input_shape() const { return shape_; }
   /// Floats per output.
   Index output_dim() const { return output_dim_; }
   /// Floats of the hidden layer per input (0: none).
@@ -93,6 +103,7 @@ class FunctionModel {
  private:
   Forward forward_;
   Index input_dim_, output_dim_, hidden_dim_;
+  std::vector<Index> shape_;
 };
 
 }  // namespace nnfuzz

@@ -62,10 +62,15 @@ namespace nnfuzz {
 /// run() takes callbacks (read-only observers, callbacks.hpp) and stages (work that needs the
 /// fuzzer: sync, minimisation; stages.hpp) in one argument list.
 ///
-/// Defaults: `Fuzzer<MyModel> f(MyModel{})` is TensorFuzz's set-up: RecentSampler, GaussianMutator
-/// (σ 0.1 on [0, 1]), CalibratedCoverage (the radius chosen from the first mutants' distances,
-/// printed by ProgressPrinter), NonFiniteObjective (needs Output::for_each_tensor).
-template <typename Model, typename Sampler = RecentSampler, typename Mutator = GaussianMutator,
+/// Defaults (`Fuzzer<MyModel> f(MyModel{})`, `make_fuzzer(model, options)`): DefaultSampler,
+/// DefaultMutator, CalibratedCoverage, NonFiniteObjective. When the objective has a fitness
+/// (every stock objective does: `fitness(out, row)`, how close a row came to firing), the
+/// defaults use it — FitnessSampler gives the fittest elements half the picks, keep_fitter keeps
+/// the fitness frontier, and DefaultMutator adds multi-scale noise, and Square patches when the
+/// model declares an image input_shape(). Without a fitness they are TensorFuzz's set-up:
+/// RecentSampler, Gaussian noise σ 0.1 on [0, 1], and the calibrated radius (printed by
+/// ProgressPrinter). docs/guidance.md says how to turn each part off.
+template <typename Model, typename Sampler = DefaultSampler, typename Mutator = DefaultMutator,
           typename Coverage = CalibratedCoverage, typename Objective = NonFiniteObjective>
 class Fuzzer {
   using Checks = detail::PolicyChecks<Model, Sampler, Mutator, Coverage, Objective>;
@@ -301,6 +306,13 @@ class Fuzzer {
   }
 
   void start_session() {
+    if constexpr (detail::has_prepare<Mutator>::value) {
+      RunSetup setup;
+      setup.input_dim = Space::cells(model_);
+      setup.input_shape = detail::input_shape_of(model_);
+      setup.fitness = kHasFitness;
+      mutator_.prepare(setup);
+    }
     rng_.seed(options_.seed);
     best_fitness_ = std::numeric_limits<float>::quiet_NaN();
     start_ = Clock::now();
@@ -425,7 +437,10 @@ class Fuzzer {
       fb.first_added = first_added;
       fb.hits = static_cast<Index>(hits_.head(n).count());
       fb.executions = st.executions;
-      if constexpr (kHasFitness) fb.fitness = fitness_.data();
+      if constexpr (kHasFitness) {
+        fb.fitness = fitness_.data();
+        fb.parent_fitness = corpus_.entry(parent).fitness;
+      }
       fb.best_fitness = best_fitness_;
       if constexpr (detail::has_sampler_feedback<Sampler>::value) sampler_.feedback(fb, corpus_);
       if constexpr (detail::has_mutator_feedback<Mutator>::value) mutator_.feedback(fb);
@@ -597,10 +612,11 @@ class Fuzzer {
   RunFlag running_;  // run()/resume() in progress
 };
 
-/// Builds a Fuzzer with the default policies (see Fuzzer) and the given options.
+/// Builds a Fuzzer with the default policies (see Fuzzer) and the given options. Replace one
+/// with with_objective(), with_mutator(), with_sampler() or with_coverage().
 template <typename Model>
 Fuzzer<Model> make_fuzzer(Model model, FuzzOptions options) {
-  return Fuzzer<Model>(std::move(model), RecentSampler(), GaussianMutator(), CalibratedCoverage(), NonFiniteObjective(),
+  return Fuzzer<Model>(std::move(model), DefaultSampler(), DefaultMutator(), CalibratedCoverage(), NonFiniteObjective(),
                        options);
 }
 

@@ -3,5 +3,6 @@
 // inputs, token sequences and inputs of several parts (mutators/structured.hpp).
 #pragma once
 
+#include "mutators/default.hpp"
 #include "mutators/dense.hpp"
 #include "mutators/structured.hpp"

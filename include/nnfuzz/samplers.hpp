@@ -261,4 +261,9 @@ class FitnessSampler {
   Index seen_ = 0;
 };
 
+/// The default sampler: FitnessSampler over RecentSampler. With an objective that has a fitness,
+/// half the picks go to the 8 fittest elements; without one it picks exactly as RecentSampler
+/// (same choices, same random numbers).
+using DefaultSampler = FitnessSampler<RecentSampler>;
+
 }  // namespace nnfuzz

@@ -25,14 +25,23 @@ struct Scorer {  // a version with logits, for VersionPair
   nnfuzz::Index input_dim() const { return 16; }
   void evaluate(const Eigen::Ref<const nnfuzz::RowMatrix>& b, Output& out) const { out.logits = b.leftCols(2); }
 };
+struct CloseToBand {  // an objective with its own fitness, spelt right
+  template <typename Output>
+  bool operator()(const Output& out, nnfuzz::Index row) const {
+    return !(out.y(row, 0) == out.y(row, 0));
+  }
+  float fitness(const nnfuzz_test::PlantedModel::Output& out, nnfuzz::Index row) const { return -out.y(row, 0); }
+};
 int main() {
   nnfuzz::Fuzzer<nnfuzz_test::PlantedModel> f(nnfuzz_test::PlantedModel{});
   Logger log;
   Counter stage;
   f.run(nnfuzz_test::planted_seeds(), log, stage);
-  auto pair = nnfuzz::make_fuzzer(nnfuzz::VersionPair<Scorer, Scorer>(Scorer{}, Scorer{}), nnfuzz::RecentSampler(),
-                                  nnfuzz::GaussianMutator(), nnfuzz::KdTreeCoverage(0.1f),
-                                  nnfuzz::any_of(nnfuzz::DisagreementObjective(), nnfuzz::OutputDistanceObjective(0.5f)),
-                                  nnfuzz::FuzzOptions());
+  auto pair = nnfuzz::make_fuzzer(
+      nnfuzz::VersionPair<Scorer, Scorer>(Scorer{}, Scorer{}), nnfuzz::RecentSampler(), nnfuzz::GaussianMutator(),
+      nnfuzz::KdTreeCoverage(0.1f),
+      nnfuzz::any_of(nnfuzz::DisagreementObjective(), nnfuzz::OutputDistanceObjective(0.5f)), nnfuzz::FuzzOptions());
   (void)pair;
+  auto guided = nnfuzz::make_fuzzer(nnfuzz_test::PlantedModel{}, nnfuzz::FuzzOptions()).with_objective(CloseToBand{});
+  static_assert(decltype(guided)::kHasFitness, "the control's objective has a fitness");
 }

@@ -57,7 +57,8 @@ case "${mode}" in
       "${work}/unit_tests"
     prefix="${work}/prefix"
     step cmake -S "${src}" -B "${work}/build" "${cmake_args[@]}" -DCMAKE_INSTALL_PREFIX="${prefix}" \
-      -DNNFUZZ_BUILD_TESTS=OFF -DNNFUZZ_BUILD_EXAMPLES=OFF -DNNFUZZ_BUILD_BENCHMARKS=OFF -DNNFUZZ_INSTALL=ON
+      -DNNFUZZ_BUILD_TESTS=OFF -DNNFUZZ_BUILD_EXAMPLES=OFF -DNNFUZZ_BUILD_BENCHMARKS=OFF -DNNFUZZ_INSTALL=ON \
+      -DNNFUZZ_BUILD_CLI=OFF
     step cmake --build "${work}/build" --parallel "${jobs}"
     step cmake --install "${work}/build"
     for f in include/nnfuzz/nnfuzz.hpp share/cmake/nnfuzz/nnfuzzConfig.cmake \
@@ -149,7 +150,8 @@ case "${mode}" in
     rm -rf "${work}/build" "${work}/prefix" "${work}/app"
     prefix="${work}/prefix"
     step cmake -S "${src}" -B "${work}/build" "${cmake_args[@]}" -DCMAKE_INSTALL_PREFIX="${prefix}" \
-      -DNNFUZZ_BUILD_TESTS=OFF -DNNFUZZ_BUILD_EXAMPLES=OFF -DNNFUZZ_BUILD_BENCHMARKS=OFF -DNNFUZZ_INSTALL=ON
+      -DNNFUZZ_BUILD_TESTS=OFF -DNNFUZZ_BUILD_EXAMPLES=OFF -DNNFUZZ_BUILD_BENCHMARKS=OFF -DNNFUZZ_INSTALL=ON \
+      -DNNFUZZ_BUILD_CLI=OFF
     step cmake --install "${work}/build"
     [[ -f "${prefix}/include/nnfuzz/adapters/opencv_dnn.hpp" ]] || fail "the install has no nnfuzz/adapters/opencv_dnn.hpp"
     step cmake -S "${here}/engine_adapter" -B "${work}/app" "${cmake_args[@]}" -DCMAKE_PREFIX_PATH="${prefix}"

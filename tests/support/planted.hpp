@@ -36,4 +36,37 @@ struct PlantedModel {
 
 inline RowMatrix planted_seeds(Index n = 4, Index dim = 16) { return RowMatrix::Constant(n, dim, 0.1f); }
 
+/// A NaN reached through a probability underflowing, as in TensorFuzz's model: s = mean of the
+/// input, logits (60 s, -60 s), TensorFuzz's unsafe softmax and cross entropy. The second
+/// probability, e^(-120 s), underflows to exactly 0 once s passes ~0.861, and the cross entropy
+/// −Σ y·log p becomes 0·(−inf) = NaN. Seeds near 0.1 are far from it; coverage is s.
+struct SoftmaxBandModel {
+  struct Output {
+    RowMatrix coverage, logits, softmax, cross_entropy;
+    template <class F>
+    void for_each_tensor(F&& f) const {
+      f("logits", logits);
+      f("softmax", softmax);
+      f("cross_entropy", cross_entropy);
+    }
+  };
+  Index input_dim() const { return 16; }
+  void evaluate(const Eigen::Ref<const RowMatrix>& batch, Output& out) const {
+    const Index n = batch.rows();
+    out.coverage = batch.rowwise().mean();
+    out.logits.resize(n, 2);
+    out.logits.col(0) = 60.0f * out.coverage.col(0);
+    out.logits.col(1) = -60.0f * out.coverage.col(0);
+    out.softmax = out.logits.array().exp().matrix();
+    out.softmax.array().colwise() /= out.softmax.array().rowwise().sum();
+    out.cross_entropy.resize(n, 1);
+    for (Index r = 0; r < n; ++r) {
+      const Index label = out.logits(r, 0) >= out.logits(r, 1) ? 0 : 1;
+      float ce = 0;
+      for (Index c = 0; c < 2; ++c) ce -= (c == label ? 1.0f : 0.0f) * std::log(out.softmax(r, c));
+      out.cross_entropy(r, 0) = ce;
+    }
+  }
+};
+
 }  // namespace nnfuzz_test

@@ -315,6 +315,9 @@ class OpenCvDnnModel {
 
   /// Floats per input (the product of OpenCvDnnOptions::input_shape).
   Index input_dim() const { return input_dim_; }
+  /// The shape of one input (the options' input_shape): DefaultMutator adds Square patches when
+  /// it is an image ({C, H, W} or {H, W}).
+  const auto& input_shape() const { return options_.input_shape; }
 
   /// Runs the network on a batch (rows = inputs, contiguous row-major as the fuzzer passes it).
   /// Throws std::invalid_argument for a batch of the wrong width, or when OpenCV fails.

@@ -55,6 +55,10 @@ struct PolicyChecks {
     static_assert(value,
                   "nnfuzz: Objective must provide `void check(const Eigen::Ref<const RowMatrix>& batch, const Output& "
                   "out, Mask& hits)`, or be callable as `bool(const Output&, Index row)` (see objectives/)");
+    static_assert(!has_fitness_member<Objective>::value || has_fitness<Objective, typename Model::Output>::value,
+                  "nnfuzz: the Objective's member `fitness` cannot be called as `float fitness(const Output& out, "
+                  "nnfuzz::Index row) const` (how close row `row` came to firing, higher = closer; see "
+                  "objectives/fitness.hpp)");
   };
   // Naming sizeof() instantiates ObjectiveCheck, which is what fires its static_assert; `ok`
   // itself is always true (every failure is one of the static_asserts above, with its message).

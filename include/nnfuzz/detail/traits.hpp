@@ -133,6 +133,11 @@ struct has_fitness<
     void_t<decltype(static_cast<float>(std::declval<const O&>().fitness(std::declval<const Out&>(), Index{0})))>>
     : std::true_type {};
 
+// An objective with a (non-template) member named `fitness`, whatever its signature: the
+// policy checks then require has_fitness, so that a fitness spelt with the wrong signature is an
+// error instead of a silently unused member.
+NNFUZZ_DETECT(has_fitness_member, &T::fitness);
+
 /// True for a coverage policy (reset(dim) and observe(vectors, is_new)): any_of()/all_of() then
 /// combine coverage, otherwise objectives.
 template <typename C>

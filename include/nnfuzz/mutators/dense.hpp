@@ -411,8 +411,10 @@ class SquareMutator {
 };
 
 /// Chooses, for each batch, one of several mutators (operators) by how well each has paid: a
-/// discounted ε-greedy bandit, as DFlare adapts its operator choice. The reward of a batch is
-/// (mutants added to the corpus + objective hits) / mutants, from the fuzzer's feedback. Each
+/// discounted ε-greedy bandit, as DFlare adapts its operator choice. The reward of a batch, from
+/// the fuzzer's feedback, is its progress when the objective has a fitness (the rise of its
+/// fittest mutant above the parent, plus its hits), else (mutants added to the corpus + objective
+/// hits) / mutants: novelty rewards the operator that scatters, fitness the one that climbs. Each
 /// operator is first tried `warmup` batches in turn; after that, with probability `epsilon` a
 /// uniform operator, otherwise the one with the best discounted mean reward (every past batch's
 /// weight multiplied by `decay` per batch, so the choice follows a changing search). Dense rows.
@@ -440,10 +442,18 @@ class BanditMutator {
     ++batches_[last_];
     dispatch(last_, [&](auto& m) { m.mutate(parent, root, batch, rng); });
   }
-  /// Credits the operator that made the batch.
+  /// Credits the operator that made the batch: with a fitness known for the parent, the batch's
+  /// progress (how far its fittest mutant rose above the parent, 0 if none did, plus its hits);
+  /// otherwise (mutants added + hits) / mutants.
   void feedback(const BatchFeedback& fb) {
     if (fb.rows < 1) return;
-    const double reward = static_cast<double>(fb.added + fb.hits) / static_cast<double>(fb.rows);
+    double reward = static_cast<double>(fb.added + fb.hits) / static_cast<double>(fb.rows);
+    if (fb.fitness != nullptr && !detail::is_nan(fb.parent_fitness)) {
+      float best = fb.parent_fitness;
+      for (Index r = 0; r < fb.rows; ++r)
+        if (fb.fitness[r] > best) best = fb.fitness[r];  // NaN never compares greater
+      reward = static_cast<double>(best - fb.parent_fitness) + static_cast<double>(fb.hits);
+    }
     for (std::size_t a = 0; a < kArms; ++a) {
       gain_[a] *= decay_;
       weight_[a] *= decay_;

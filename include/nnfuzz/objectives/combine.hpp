@@ -9,9 +9,33 @@
 #include <limits>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace nnfuzz {
+
+namespace detail {
+// The fitness of the parts that have one, folded by `better` (NaN, "unknown", never wins unless
+// every part is unknown). Used by AnyOf (the best part) and AllOf (the worst).
+template <typename Better, typename Output, typename... Objectives>
+float fold_fitness(const std::tuple<Objectives...>& parts, const Output& out, Index row, Better better) {
+  float f = std::numeric_limits<float>::quiet_NaN();
+  std::apply(
+      [&](const auto&... o) {
+        (
+            [&](const auto& part) {
+              if constexpr (has_fitness<std::decay_t<decltype(part)>, Output>::value) {
+                const float v = static_cast<float>(part.fitness(out, row));
+                if (!is_nan(v) && (is_nan(f) || better(v, f))) f = v;
+              }
+            }(o),
+            ...);
+      },
+      parts);
+  return f;
+}
+}  // namespace detail
+
 /// A hit when any of the objectives fires; describe() names the first that fired.
 template <typename... Objectives>
 class AnyOf {
@@ -39,7 +63,14 @@ class AnyOf {
         },
         parts_);
     return s.empty() ? "objective" : s;
-  }  /// What the part that fired names (Finding::fired).
+  }
+  /// The best fitness of the parts that have one (the nearest any part came to firing). Exists
+  /// when at least one part has a fitness.
+  template <typename Output, std::enable_if_t<(detail::has_fitness<Objectives, Output>::value || ...), int> = 0>
+  float fitness(const Output& out, Index row) const {
+    return detail::fold_fitness(parts_, out, row, [](float a, float b) { return a > b; });
+  }
+  /// What the part that fired names (Finding::fired).
   template <typename Output>
   std::string fired(const Output& out, Index row) const {
     std::string s;
@@ -89,7 +120,14 @@ class AllOf {
         [&](const auto&... o) { ((s += (s.empty() ? "" : " and ") + detail::describe_objective(o, out, row)), ...); },
         parts_);
     return s;
-  }  /// The first name a part gives (Finding::fired).
+  }
+  /// The worst fitness of the parts that have one (all must fire: the laggard decides). Exists
+  /// when at least one part has a fitness.
+  template <typename Output, std::enable_if_t<(detail::has_fitness<Objectives, Output>::value || ...), int> = 0>
+  float fitness(const Output& out, Index row) const {
+    return detail::fold_fitness(parts_, out, row, [](float a, float b) { return a < b; });
+  }
+  /// The first name a part gives (Finding::fired).
   template <typename Output>
   std::string fired(const Output& out, Index row) const {
     std::string s;

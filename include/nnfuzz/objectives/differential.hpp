@@ -74,6 +74,20 @@ class DisagreementObjective {
     return "reference says " + std::to_string(argmax(out.reference.row(row))) + ", candidate says " +
            std::to_string(argmax(out.candidate.row(row)));
   }
+  /// How close row `row` came to a disagreement (DiffChaser's guidance): the candidate's best
+  /// logit among the classes other than the reference's top-1, minus its logit of that class.
+  /// Negative while they agree, 0 at a tie, positive once the candidate prefers another class.
+  /// Used by the default policies (see fuzzer.hpp); MarginFitness is the same as a functor.
+  template <typename Output>
+  float fitness(const Output& out, Index row) const {
+    const auto a = out.reference.row(row);
+    const auto b = out.candidate.row(row);
+    const Index ca = argmax(a);
+    float other = -std::numeric_limits<float>::infinity();
+    for (Index c = 0; c < b.cols(); ++c)
+      if (c != ca) other = std::max(other, static_cast<float>(b(c)));
+    return other - static_cast<float>(b(ca));
+  }
   /// The absolute tie margin.
   float min_margin() const { return min_margin_; }
   /// The tie margin in float16 ulps.
@@ -166,6 +180,12 @@ class OutputDistanceObjective {
                   static_cast<double>(threshold_));
     return std::string(d) + ": reference says " + std::to_string(argmax(out.reference.row(row))) + ", candidate says " +
            std::to_string(argmax(out.candidate.row(row)));
+  }
+  /// How close row `row` came to firing: its distance minus the threshold (positive once it
+  /// fires; NaN, "unknown", for a row with a non-finite logit).
+  template <typename Output>
+  float fitness(const Output& out, Index row) const {
+    return static_cast<float>(distance(out, row) - static_cast<double>(threshold_));
   }
   /// The threshold.
   float threshold() const { return threshold_; }

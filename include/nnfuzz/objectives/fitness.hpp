@@ -4,6 +4,7 @@
 
 #include "../detail/config.hpp"
 #include "../detail/traits.hpp"
+#include "differential.hpp"
 
 #include <cmath>
 #include <limits>
@@ -12,13 +13,18 @@
 #include <utility>
 
 namespace nnfuzz {
-/// An objective with a fitness: `objective` decides the hits, `fitness(out, row)` (any callable
-/// returning a float) says how close row `row` came to firing, higher = closer (e.g. the
-/// twin's margin for a disagreement, the logit spread for the NaN hunt). The Fuzzer then records
-/// each corpus element's fitness (CorpusEntry::fitness), also keeps a mutant that beats the
-/// best fitness so far even when its coverage is not new (FuzzOptions::keep_fitter), and
-/// FitnessSampler picks the fittest parents more often: fitness guides the search alongside
-/// coverage, it does not replace it. NaN fitness means "unknown" and never beats anything.
+/// An objective with another fitness: `objective` decides the hits, `fitness(out, row)` (any
+/// callable returning a float) says how close row `row` came to firing, higher = closer.
+///
+/// The stock objectives carry their own fitness (a `fitness(out, row)` member:
+/// NonFiniteObjective, DisagreementObjective, OutputDistanceObjective, the combinators, the text
+/// objectives), and so may a user's objective; WithFitness is needed only to replace it (e.g.
+/// LogitSpreadFitness for NonFiniteObjective on TensorFuzz's model) or to give one to an
+/// objective that has none. With a fitness, the Fuzzer records each corpus element's fitness
+/// (CorpusEntry::fitness), also keeps a mutant that beats the best fitness so far even when its
+/// coverage is not new (FuzzOptions::keep_fitter), and the default sampler (FitnessSampler)
+/// picks the fittest parents more often: fitness guides the search alongside coverage, it does
+/// not replace it. NaN fitness means "unknown" and never beats anything.
 template <typename Objective, typename Fitness>
 class WithFitness {
  public:
@@ -53,22 +59,16 @@ WithFitness<Objective, Fitness> with_fitness(Objective objective, Fitness fitnes
   return WithFitness<Objective, Fitness>(std::move(objective), std::move(fitness));
 }
 
-/// Fitness for a disagreement between two models (DiffChaser's guidance): how far the candidate
-/// is from preferring another class than the reference's top-1, as −(candidate logit of the
-/// reference's class − the candidate's best other logit). Negative while they agree, rising to 0
-/// at a tie and positive once they disagree. Needs Output members `reference` and `candidate`
-/// (as DisagreementObjective).
+/// Fitness for a disagreement between two models (DiffChaser's guidance), as a functor: the
+/// same value as DisagreementObjective::fitness() — how far the candidate is from preferring
+/// another class than the reference's top-1, −(candidate logit of the reference's class − the
+/// candidate's best other logit). Negative while they agree, rising to 0 at a tie and positive
+/// once they disagree. Needs Output members `reference` and `candidate`.
 struct MarginFitness {
-  /// The fitness of row r.
+  /// The fitness of row r (DisagreementObjective::fitness()).
   template <typename Output>
   float operator()(const Output& out, Index r) const {
-    const auto a = out.reference.row(r);
-    const auto b = out.candidate.row(r);
-    const Index ca = argmax(a);
-    float other = -std::numeric_limits<float>::infinity();
-    for (Index c = 0; c < b.cols(); ++c)
-      if (c != ca) other = std::max(other, static_cast<float>(b(c)));
-    return other - static_cast<float>(b(ca));
+    return DisagreementObjective().fitness(out, r);
   }
 };
 

@@ -5,6 +5,7 @@
 #include "../detail/config.hpp"
 #include "../detail/traits.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -12,6 +13,19 @@
 #include <utility>
 
 namespace nnfuzz {
+
+namespace detail {
+struct TensorProbe {
+  template <typename M>
+  void operator()(const char*, const M&) const {}
+};
+// True when Output has `template <class F> void for_each_tensor(F&& f) const`.
+template <typename T, typename = void>
+struct has_for_each_tensor : std::false_type {};
+template <typename T>
+struct has_for_each_tensor<T, void_t<decltype(std::declval<const T&>().for_each_tensor(TensorProbe{}))>>
+    : std::true_type {};
+}  // namespace detail
 
 /// Finds inputs for which any tensor the model reports holds a NaN or an infinity.
 ///
@@ -24,7 +38,7 @@ class NonFiniteObjective {
   /// Sets hits(r) when row r of any tensor is not all finite.
   template <typename Batch, typename Output>
   void check(const Batch& batch, const Output& out, Mask& hits) const {
-    static_assert(has_tensors<Output>::value,
+    static_assert(detail::has_for_each_tensor<Output>::value,
                   "nnfuzz: NonFiniteObjective needs the model's Output to provide "
                   "`template <class F> void for_each_tensor(F&& f) const` (see objectives.hpp)");
     hits.setConstant(batch.rows(), false);
@@ -44,6 +58,48 @@ class NonFiniteObjective {
     });
     return "non-finite in '" + first + "'";
   }
+  /// How close row `row` came to a non-finite value, without knowing the network: on a natural
+  /// log scale, how near a value of any reported tensor is to float overflow or to underflow to
+  /// zero, whichever is nearer:
+  ///     max( ln |x| − ln FLT_MAX          over |x| > 2^24,
+  ///          ln FLT_TRUE_MIN − ln |x|     over 0 < |x| < 2^-24 · (the largest |x| of its tensor's row) )
+  /// Negative, rising towards 0 as a value nears an edge; 0 for a row that already holds a NaN
+  /// or an infinity. Values in the ordinary range do not count: a value 2^24 times below its
+  /// tensor's largest cannot come from cancellation (it is an exponential's or a product's, a
+  /// probability heading for 0), and magnitudes below 2^24 are every network's daily business.
+  /// When no value is out of that range the fitness is NaN ("unknown"): the defaults then search
+  /// as TensorFuzz's set-up does, instead of chasing values that merely cross zero. On
+  /// TensorFuzz's NaN model the nearest edge is a softmax probability underflowing (ln p_min ≈
+  /// −logit spread): this is LogitSpreadFitness on a fixed scale (spread − 103.3), found from the
+  /// tensors alone. One pass over the row's values, no allocation.
+  template <typename Output, std::enable_if_t<detail::has_for_each_tensor<Output>::value, int> = 0>
+  float fitness(const Output& out, Index row) const {
+    // ln FLT_MAX and ln FLT_TRUE_MIN = ln 2^-149 as constants: computed at run time they would
+    // depend on the floating-point environment (denormals-are-zero makes the second -inf).
+    constexpr float kLnMax = 88.7228391f, kLnTrueMin = -103.2789299f;
+    constexpr float kBig = 16777216.0f, kSmall = 1.0f / 16777216.0f;  // 2^24, 2^-24
+    float f = std::numeric_limits<float>::quiet_NaN();
+    bool finite = true;
+    out.for_each_tensor([&](const char*, const auto& m) {
+      if (row >= m.rows() || !finite) return;
+      float big = 0, small = std::numeric_limits<float>::infinity();
+      for (Index c = 0; c < m.cols(); ++c) {
+        const float a = std::abs(static_cast<float>(m(row, c)));
+        if (!(a <= std::numeric_limits<float>::max())) {  // NaN or infinity
+          finite = false;
+          return;
+        }
+        big = std::max(big, a);
+        if (a > 0) small = std::min(small, a);
+      }
+      if (big > kBig) f = detail::is_nan(f) ? std::log(big) - kLnMax : std::max(f, std::log(big) - kLnMax);
+      if (small < kSmall * big) {
+        const float under = kLnTrueMin - std::log(small);
+        f = detail::is_nan(f) ? under : std::max(f, under);
+      }
+    });
+    return finite ? f : 0.0f;
+  }
   /// The name of the first tensor with a NaN/Inf in that row (Finding::fired).
   template <typename Output>
   std::string fired(const Output& out, Index row) const {
@@ -53,17 +109,6 @@ class NonFiniteObjective {
     });
     return first;
   }
-
- private:
-  struct Probe {
-    template <typename M>
-    void operator()(const char*, const M&) const {}
-  };
-  template <typename T, typename = void>
-  struct has_tensors : std::false_type {};
-  template <typename T>
-  struct has_tensors<T, detail::void_t<decltype(std::declval<const T&>().for_each_tensor(Probe{}))>> : std::true_type {
-  };
 };
 
 }  // namespace nnfuzz

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "../detail/config.hpp"
+#include "../feedback.hpp"
 #include "../models/mlp.hpp"
 #include "../models/quantize.hpp"
 
@@ -110,6 +111,14 @@ class NanTarget {
 
   /// Floats per input.
   Index input_dim() const { return net_.input_dim(); }
+  /// Declares the shape of one input without the batch axis, e.g. {1, 28, 28} (channels first) for
+  /// MNIST: the default mutator then adds Square patches (DefaultMutator). Its product must be
+  /// input_dim(); an empty shape declares nothing. Throws std::invalid_argument otherwise.
+  void set_input_shape(std::vector<Index> shape) {
+    shape_ = detail::checked_shape("NanTarget::set_input_shape()", std::move(shape), input_dim());
+  }
+  /// The declared input shape (empty: none).
+  const std::vector<Index>& input_shape() const { return shape_; }
   /// Runs a batch and computes softmax, loss and coverage.
   void evaluate(const Eigen::Ref<const RowMatrix>& batch, Output& out) const {
     net_.forward(batch, out.trace);
@@ -145,6 +154,7 @@ class NanTarget {
  private:
   Mlp<float> net_;
   CoverageSignal signal_;
+  std::vector<Index> shape_;
 };
 
 /// Fuzz target for the quantization experiment: a float network (the reference) and a float16
@@ -182,6 +192,12 @@ class PairTarget {
   }
   /// Floats per input.
   Index input_dim() const { return reference_.input_dim(); }
+  /// Declares the shape of one input (see NanTarget::set_input_shape()).
+  void set_input_shape(std::vector<Index> shape) {
+    shape_ = detail::checked_shape("PairTarget::set_input_shape()", std::move(shape), input_dim());
+  }
+  /// The declared input shape (empty: none).
+  const std::vector<Index>& input_shape() const { return shape_; }
   /// Runs both networks on the batch.
   void evaluate(const Eigen::Ref<const RowMatrix>& batch, Output& out) const {
     reference_.forward(batch, out.reference_trace);
@@ -204,6 +220,7 @@ class PairTarget {
   Mlp<float> reference_;
   Twin candidate_;
   CoverageSignal signal_;
+  std::vector<Index> shape_;
 };
 
 /// Pair of a float network and its half-arithmetic twin (TensorFuzz's float16 model).

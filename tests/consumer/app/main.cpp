@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #if NNFUZZ_VERSION < 0x000100
 # error "nnfuzz consumer test: expected nnfuzz >= 0.1.0"
@@ -177,7 +178,54 @@ bool fuzz_function_model() {
          rr.stats.corpus_size == 2;
 }
 
+// The defaults against TensorFuzz's set-up, as a user compares them from the README: a user's
+// classifier whose unsafe softmax (exp(l) / sum exp(l), then -log p of the predicted class
+// summed over the one-hot vector) turns NaN when a probability underflows to 0. The defaults
+// follow NonFiniteObjective's own fitness; TensorFuzz's set-up is the same fuzzer with
+// RecentSampler, GaussianMutator and no fitter mutants kept. Median executions over 10 seeds.
+bool fuzz_defaults_vs_tensorfuzz() {
+  auto classifier = [](const float* in, nnfuzz::Index rows, float* out) {  // out: 2 logits, 2 probabilities, loss
+    for (nnfuzz::Index r = 0; r < rows; ++r, in += 16, out += 5) {
+      float s = 0;
+      for (int c = 0; c < 16; ++c) s += in[c] / 16;
+      out[0] = 60 * s;
+      out[1] = -60 * s;
+      const float e0 = std::exp(out[0]), e1 = std::exp(out[1]);
+      out[2] = e0 / (e0 + e1);
+      out[3] = e1 / (e0 + e1);
+      const int label = out[0] >= out[1] ? 0 : 1;
+      out[4] = -((label == 0 ? 1.0f : 0.0f) * std::log(out[2]) + (label == 1 ? 1.0f : 0.0f) * std::log(out[3]));
+    }
+  };
+  using Model = nnfuzz::FunctionModel<decltype(classifier)>;
+  std::vector<double> now, before;
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    nnfuzz::FuzzOptions options;
+    options.max_executions = 100000;
+    options.seed = seed;
+    const nnfuzz::RowMatrix seeds = nnfuzz::RowMatrix::Constant(4, 16, 0.1f);
+    const nnfuzz::FuzzResult a = nnfuzz::make_fuzzer(Model(classifier, 16, 5), options).run(seeds);
+    options.keep_fitter = false;
+    const nnfuzz::FuzzResult b = nnfuzz::make_fuzzer(Model(classifier, 16, 5), options)
+                                     .with_sampler(nnfuzz::RecentSampler())
+                                     .with_mutator(nnfuzz::GaussianMutator())
+                                     .run(seeds);
+    now.push_back(a.found() ? static_cast<double>(a.findings[0].execution) : 1e12);
+    before.push_back(b.found() ? static_cast<double>(b.findings[0].execution) : 1e12);
+  }
+  std::sort(now.begin(), now.end());
+  std::sort(before.begin(), before.end());
+  const double m_now = (now[4] + now[5]) / 2, m_before = (before[4] + before[5]) / 2;
+  std::printf("defaults vs TensorFuzz's set-up, softmax underflow: median %.0f vs %.0f executions (10 seeds)\n", m_now,
+              m_before);
+  return now[9] < 1e12 && m_now < m_before;
+}
+
 int main() {
+  if (!fuzz_defaults_vs_tensorfuzz()) {
+    std::printf("FAIL: the default policies did not find the underflow NaN faster than TensorFuzz's set-up\n");
+    return 1;
+  }
   if (!fuzz_function_model()) {
     std::printf("FAIL: FunctionModel with the default policies did not find the planted NaN\n");
     return 1;
