@@ -214,3 +214,111 @@ TEST_CASE("DefaultMutator: TensorFuzz's noise, multi-scale noise, or Square patc
   CHECK_THROWS_WITH(DefaultMutator(0.1f, MutationBounds{1, 0}), Catch::Contains("DefaultMutator()"));
   CHECK_THROWS_WITH(m.check_seeds(RowMatrix::Constant(1, 64, 2.0f)), Catch::Contains("outside the mutator's domain"));
 }
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace {
+// The reference for the mutant path: the product rounded to float before the sum (a volatile
+// keeps the compiler from fusing them), then max(x, lower) and min(x, upper) in std's order.
+float reference_mutant(float noise, float s, float parent, float lower, float upper) {
+  volatile float product = noise * s;
+  const float sum = product + parent;
+  return std::min(std::max(sum, lower), upper);
+}
+}  // namespace
+
+TEST_CASE("Mutant path: every code path gives the same bits as a scalar reference (no FMA)", "[mutators]") {
+  // detail::scale_add_clip's generic and AVX2 paths on rows whose width leaves every tail length
+  // (1..7 lanes), strided rows, scale + add + clip and clip alone, per-element and scalar bounds;
+  // values include signed zeros, bounds exactly hit, and products whose FMA would round
+  // differently.
+  Rng rng(21);
+  for (const Index cols : {Index{1}, Index{7}, Index{8}, Index{13}, Index{784}, Index{789}}) {
+    INFO("cols = " << cols);
+    const Index rows = 5, stride = cols + 3;
+    std::vector<float> noise(static_cast<std::size_t>(rows * stride)), parent(static_cast<std::size_t>(cols)),
+        lower(parent.size()), upper(parent.size()), scale(static_cast<std::size_t>(rows));
+    rng.fill_normal(noise.data(), static_cast<Index>(noise.size()));
+    rng.fill_uniform(parent.data(), cols, -1.0f, 1.0f);
+    for (Index c = 0; c < cols; ++c) {
+      lower[c] = parent[c] - 0.15f;
+      upper[c] = parent[c] + 0.15f;
+    }
+    for (Index r = 0; r < rows; ++r) scale[r] = 0.1f * static_cast<float>(r + 1) / 3.0f;
+    noise[0] = -0.0f;
+    parent[0] = -0.0f;  // -0 * s + -0 = -0: max against lower (< 0) keeps the sign
+    if (cols > 1) noise[1] = 1.0f / 3.0f;
+    for (const bool per_element : {false, true})
+      for (const bool with_scale : {false, true}) {
+        INFO("per_element " << per_element << ", scale " << with_scale);
+        const detail::ClipBounds b{per_element ? lower.data() : nullptr, per_element ? upper.data() : nullptr, -0.2f,
+                                   0.2f};
+        std::vector<float> expected = noise;
+        for (Index r = 0; r < rows; ++r)
+          for (Index c = 0; c < cols; ++c) {
+            float& x = expected[static_cast<std::size_t>(r * stride + c)];
+            const float lo = per_element ? lower[c] : b.lo, hi = per_element ? upper[c] : b.hi;
+            x = with_scale ? reference_mutant(x, scale[r], parent[c], lo, hi) : std::min(std::max(x, lo), hi);
+          }
+        std::vector<float> generic = noise;
+        detail::scale_add_clip_generic(detail::RowsView{generic.data(), rows, cols, stride},
+                                       with_scale ? scale.data() : nullptr, parent.data(), b);
+        CHECK(std::memcmp(generic.data(), expected.data(), sizeof(float) * expected.size()) == 0);
+#if defined(NNFUZZ_X86_DISPATCH)
+        if (detail::cpu_has_avx2_fma()) {
+          std::vector<float> avx2 = noise;
+          const detail::RowsView v{avx2.data(), rows, cols, stride};
+          const float* s = with_scale ? scale.data() : nullptr;
+          if (with_scale)
+            per_element ? detail::scale_add_clip_avx2<true, true>(v, s, parent.data(), b)
+                        : detail::scale_add_clip_avx2<true, false>(v, s, parent.data(), b);
+          else
+            per_element ? detail::scale_add_clip_avx2<false, true>(v, s, parent.data(), b)
+                        : detail::scale_add_clip_avx2<false, false>(v, s, parent.data(), b);
+          CHECK(std::memcmp(avx2.data(), expected.data(), sizeof(float) * expected.size()) == 0);
+        }
+#endif
+      }
+  }
+}
+
+TEST_CASE("GaussianMutator: AVX2 and AVX-512 noise kernels give the same mutants", "[mutators]") {
+  // The whole mutant path (noise, sigma, multi-scale sigma, parent, domain, ball) on each
+  // kernel of nnfuzz's own family this CPU runs: the same bits.
+  std::vector<NoiseKernel> kernels;
+  if (detail::cpu_has_avx512()) kernels.push_back(NoiseKernel::avx512);
+  if (detail::cpu_has_avx2_fma()) kernels.push_back(NoiseKernel::avx2);
+  if (kernels.size() < 2) {
+    WARN("this CPU lacks AVX-512 or AVX2: one kernel only");
+    return;
+  }
+  std::vector<RowMatrix> out;
+  for (const NoiseKernel k : kernels) {
+    set_noise_kernel(k);
+    Rng rng(4);
+    RowVector parent(789);
+    rng.fill_uniform(parent.data(), parent.cols(), 0.0f, 1.0f);
+    GaussianMutator plain(0.1f), ball(0.1f, MutationBounds{0, 1, 0.05f}), multi(0.1f, MutationBounds{}, 4.0f);
+    RowMatrix all(30, 789);
+    plain.mutate(parent, parent, all.topRows(10), rng);
+    ball.mutate(parent, parent, all.middleRows(10, 10), rng);
+    multi.mutate(parent, parent, all.bottomRows(10), rng);
+    out.push_back(all);
+  }
+  set_noise_kernel(NoiseKernel::automatic);
+  CHECK(std::memcmp(out[0].data(), out[1].data(), sizeof(float) * static_cast<std::size_t>(out[0].size())) == 0);
+}
+
+TEST_CASE("GaussianMutator: the ball follows the root when it changes between batches", "[mutators]") {
+  // The ball's bounds are remembered per root: a new root (or the old one again) gets its own.
+  GaussianMutator m(0.5f, MutationBounds{0, 1, 0.05f});
+  Rng rng(8);
+  const RowVector a = RowVector::Constant(16, 0.3f), b = RowVector::Constant(16, 0.7f);
+  RowMatrix batch(20, 16);
+  for (const RowVector* root : {&a, &b, &a}) {
+    m.mutate(*root, *root, batch, rng);
+    CHECK(((batch.rowwise() - *root).cwiseAbs().maxCoeff()) <= 0.05f);
+  }
+}

@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 using nnfuzz::Index;
@@ -59,13 +63,17 @@ struct KernelScope {
 std::vector<NoiseKernel> kernels_here() {
   std::vector<NoiseKernel> k{NoiseKernel::generic};
   if (detail::cpu_has_avx512()) k.push_back(NoiseKernel::avx512);
+  if (detail::cpu_has_avx2_fma()) k.push_back(NoiseKernel::avx2);
   return k;
 }
 }  // namespace
 
 TEST_CASE("Rng: the noise kernel is chosen at run time - each kernel reproduces itself", "[rng]") {
-  // Whatever the build flags, a CPU with AVX-512 runs the AVX-512 kernel by default.
-  CHECK(std::string(noise_kernel_name()) == (detail::cpu_has_avx512() ? "avx512" : "generic"));
+  // Whatever the build flags, a CPU with AVX-512 runs the AVX-512 kernel by default, one with
+  // AVX2 + FMA the AVX2 one.
+  CHECK(std::string(noise_kernel_name()) == (detail::cpu_has_avx512()     ? "avx512"
+                                             : detail::cpu_has_avx2_fma() ? "avx2"
+                                                                          : "generic"));
   std::vector<std::vector<float>> out;
   for (NoiseKernel k : kernels_here()) {
     KernelScope scope(k);
@@ -76,12 +84,13 @@ TEST_CASE("Rng: the noise kernel is chosen at run time - each kernel reproduces 
     CHECK(x == y);
     out.push_back(x);
   }
-  if (out.size() == 2) {  // same uniforms, different transforms: close, not identical
+  for (std::size_t k = 1; k < out.size(); ++k) {  // same uniforms, generic vs nnfuzz's transform: close
     float max_diff = 0;
-    for (std::size_t i = 0; i < out[0].size(); ++i) max_diff = std::max(max_diff, std::abs(out[0][i] - out[1][i]));
+    for (std::size_t i = 0; i < out[0].size(); ++i) max_diff = std::max(max_diff, std::abs(out[0][i] - out[k][i]));
     CHECK(max_diff < 1e-4f);
   }
   if (!detail::cpu_has_avx512()) CHECK_THROWS_WITH(set_noise_kernel(NoiseKernel::avx512), Catch::Contains("AVX-512"));
+  if (!detail::cpu_has_avx2_fma()) CHECK_THROWS_WITH(set_noise_kernel(NoiseKernel::avx2), Catch::Contains("AVX2"));
 }
 
 TEST_CASE("Rng: fill_normal follows the normal CDF, tails included", "[rng]") {
@@ -152,4 +161,50 @@ TEST_CASE("Rng: uniform_index is unbiased", "[rng]") {
   double u = rng.uniform();
   CHECK(u >= 0.0);
   CHECK(u < 1.0);
+}
+
+TEST_CASE("Rng: the AVX2 and AVX-512 noise kernels give the same bits", "[rng]") {
+  // The same transform, lane for lane: a run on an AVX2-only CPU reproduces one made with
+  // AVX-512. Checked over 2^22 values (every quadrant, the logarithm's whole range) and odd
+  // lengths (the tail).
+  if (!detail::cpu_has_avx512() || !detail::cpu_has_avx2_fma()) {
+    WARN("this CPU lacks AVX-512 or AVX2: the two kernels cannot both run here");
+    return;
+  }
+  for (const Index n : {Index{1}, Index{17}, Index{33}, Index{784 * 100 + 5}, Index{1} << 22}) {
+    INFO("n = " << n);
+    std::vector<float> a(static_cast<std::size_t>(n)), b(static_cast<std::size_t>(n));
+    {
+      KernelScope scope(NoiseKernel::avx512);
+      Rng rng(11);
+      rng.fill_normal(a.data(), n);
+    }
+    {
+      KernelScope scope(NoiseKernel::avx2);
+      CHECK(std::string(noise_kernel_name()) == "avx2");
+      Rng rng(11);
+      rng.fill_normal(b.data(), n);
+    }
+    CHECK(std::memcmp(a.data(), b.data(), sizeof(float) * a.size()) == 0);
+  }
+}
+
+TEST_CASE("Rng: NNFUZZ_NOISE_KERNEL names a kernel or throws naming the variable and the value", "[rng]") {
+  const char* saved = std::getenv("NNFUZZ_NOISE_KERNEL");
+  const std::string old = saved ? saved : "";
+  auto parse = [](const char* v) {
+    ::setenv("NNFUZZ_NOISE_KERNEL", v, 1);
+    return detail::env_noise_kernel();
+  };
+  CHECK(parse("") == NoiseKernel::automatic);
+  CHECK(parse("automatic") == NoiseKernel::automatic);
+  CHECK(parse("generic") == NoiseKernel::generic);
+  if (detail::cpu_has_avx2_fma()) CHECK(parse("avx2") == NoiseKernel::avx2);
+  if (detail::cpu_has_avx512()) CHECK(parse("avx512") == NoiseKernel::avx512);
+  CHECK_THROWS_WITH(parse("AVX2"), Catch::Contains("NNFUZZ_NOISE_KERNEL='AVX2'") && Catch::Contains("avx512"));
+  CHECK_THROWS_AS(parse("sse2"), std::invalid_argument);
+  if (saved)
+    ::setenv("NNFUZZ_NOISE_KERNEL", old.c_str(), 1);
+  else
+    ::unsetenv("NNFUZZ_NOISE_KERNEL");
 }

@@ -13,39 +13,37 @@
 #include <atomic>
 #include <cstdlib>
 
-// Runtime dispatch of the noise kernel (GCC/Clang on x86-64): the AVX-512 Box-Muller is compiled
-// into every build with a target attribute, and used when the CPU has AVX-512 — a build without
-// -march=native (what an installed package gives its users) still gets it.
+// Runtime dispatch of the noise kernel (GCC/Clang on x86-64): the AVX-512 and the AVX2 + FMA
+// Box-Muller transforms are compiled into every build with target attributes, and used when the
+// CPU has them — a build without -march=native (what an installed package gives its users) still
+// gets them.
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__)) && \
     !defined(NNFUZZ_NO_DISPATCH)
 # define NNFUZZ_X86_DISPATCH 1
 # include <immintrin.h>
 # define NNFUZZ_TARGET_AVX512 __attribute__((target("avx512f,avx512dq,avx2,fma")))
 # define NNFUZZ_TARGET_AVX512_INLINE __attribute__((target("avx512f,avx512dq,avx2,fma"), always_inline)) inline
+# define NNFUZZ_TARGET_AVX2 __attribute__((target("avx2,fma")))
+# define NNFUZZ_TARGET_AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) inline
 #endif
 
 namespace nnfuzz {
 
-/// Which Gaussian-noise kernel Rng::fill_normal() uses. `automatic` (the default): AVX-512 when
-/// the CPU has it (checked once at run time), the generic one otherwise. The two give different
-/// last bits, so a run reproduces bit for bit per kernel: force `generic` (or set the environment
-/// variable NNFUZZ_NOISE_KERNEL=generic) to reproduce on a machine without AVX-512 a run made on
-/// one with it.
+/// Which Gaussian-noise kernel Rng::fill_normal() uses (and which code the noise mutators' add
+/// and clip run). `automatic` (the default): AVX-512 when the CPU has it, else AVX2 + FMA when it
+/// has those, else generic (checked once at run time). `avx512` and `avx2` are the same transform
+/// on 16 or 2 × 8 lanes and give the same bits; `generic` differs from them in the last bits. So
+/// a run reproduces bit for bit per kernel family: force `generic` (or set the environment
+/// variable NNFUZZ_NOISE_KERNEL=generic) to reproduce on a CPU without AVX2 a run made on one
+/// with it, or the reverse.
 enum class NoiseKernel {
-  automatic = 0,  ///< AVX-512 if the CPU has it, else generic
+  automatic = 0,  ///< AVX-512 if the CPU has it, else AVX2 + FMA if it has them, else generic
   generic = 1,    ///< Eigen's vectorised log/sqrt/sin/cos, for the build's instruction set
-  avx512 = 2      ///< nnfuzz's own AVX-512 transform (throws if the CPU lacks AVX-512)
+  avx512 = 2,     ///< nnfuzz's own transform on AVX-512 (throws if the CPU lacks AVX-512)
+  avx2 = 3        ///< the same transform on AVX2 + FMA, same bits as avx512 (throws if the CPU lacks them)
 };
 
 namespace detail {
-inline std::atomic<int>& noise_kernel_choice() {
-  static std::atomic<int> choice{[] {
-    const char* env = std::getenv("NNFUZZ_NOISE_KERNEL");
-    return env && std::string(env) == "generic" ? static_cast<int>(NoiseKernel::generic)
-                                                : static_cast<int>(NoiseKernel::automatic);
-  }()};
-  return choice;
-}
 /// True when this CPU can run the AVX-512 kernel.
 inline bool cpu_has_avx512() {
 #if defined(NNFUZZ_X86_DISPATCH)
@@ -55,23 +53,74 @@ inline bool cpu_has_avx512() {
   return false;
 #endif
 }
-inline bool use_avx512_noise() {
-  const int c = noise_kernel_choice().load(std::memory_order_relaxed);
-  return c == static_cast<int>(NoiseKernel::avx512) ||
-         (c == static_cast<int>(NoiseKernel::automatic) && cpu_has_avx512());
+/// True when this CPU can run the AVX2 + FMA kernels.
+inline bool cpu_has_avx2_fma() {
+#if defined(NNFUZZ_X86_DISPATCH)
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+#else
+  return false;
+#endif
+}
+/// Throws std::invalid_argument, naming `who`, when this CPU (or build) cannot run kernel `k`.
+inline void check_noise_kernel(NoiseKernel k, const char* who) {
+  if (k == NoiseKernel::avx512 && !cpu_has_avx512())
+    fail(who, "'avx512' needs a CPU with AVX-512F and AVX-512DQ (and GCC or Clang on x86-64)");
+  if (k == NoiseKernel::avx2 && !cpu_has_avx2_fma())
+    fail(who, "'avx2' needs a CPU with AVX2 and FMA (and GCC or Clang on x86-64)");
+}
+/// NNFUZZ_NOISE_KERNEL: unset or empty = automatic; "automatic", "generic", "avx2", "avx512";
+/// anything else, or a kernel this CPU cannot run, throws std::invalid_argument naming the
+/// variable and its value.
+inline NoiseKernel env_noise_kernel() {
+  const char* env = std::getenv("NNFUZZ_NOISE_KERNEL");
+  if (!env || !*env) return NoiseKernel::automatic;
+  const std::string v(env);
+  NoiseKernel k;
+  if (v == "automatic")
+    k = NoiseKernel::automatic;
+  else if (v == "generic")
+    k = NoiseKernel::generic;
+  else if (v == "avx2")
+    k = NoiseKernel::avx2;
+  else if (v == "avx512")
+    k = NoiseKernel::avx512;
+  else
+    fail("Rng::fill_normal(): environment variable NNFUZZ_NOISE_KERNEL='", v,
+         "' is not a noise kernel (automatic, generic, avx2 or avx512)");
+  check_noise_kernel(k, ("Rng::fill_normal(): environment variable NNFUZZ_NOISE_KERNEL='" + v + "': ").c_str());
+  return k;
+}
+/// The process-wide choice (a NoiseKernel as int), read from NNFUZZ_NOISE_KERNEL on first use.
+inline std::atomic<int>& noise_kernel_choice() {
+  static std::atomic<int> choice{static_cast<int>(env_noise_kernel())};
+  return choice;
+}
+/// The kernel fill_normal() runs now: `automatic` resolved for this CPU.
+inline NoiseKernel active_noise_kernel() {
+  const auto c = static_cast<NoiseKernel>(noise_kernel_choice().load(std::memory_order_relaxed));
+  if (c != NoiseKernel::automatic) return c;
+  return cpu_has_avx512() ? NoiseKernel::avx512 : cpu_has_avx2_fma() ? NoiseKernel::avx2 : NoiseKernel::generic;
 }
 }  // namespace detail
 
 /// Chooses the Gaussian-noise kernel for the whole process (see NoiseKernel). Throws
-/// std::invalid_argument for `avx512` on a CPU (or build) without it.
+/// std::invalid_argument for `avx512` or `avx2` on a CPU (or build) without it.
 inline void set_noise_kernel(NoiseKernel k) {
-  if (k == NoiseKernel::avx512 && !detail::cpu_has_avx512())
-    detail::fail(
-        "set_noise_kernel(): option 'avx512' needs a CPU with AVX-512F and AVX-512DQ (and GCC or Clang on x86-64)");
+  detail::check_noise_kernel(k, "set_noise_kernel(): option ");
   detail::noise_kernel_choice().store(static_cast<int>(k), std::memory_order_relaxed);
 }
-/// The kernel fill_normal() uses now: "avx512" or "generic".
-inline const char* noise_kernel_name() { return detail::use_avx512_noise() ? "avx512" : "generic"; }
+/// The kernel fill_normal() uses now: "avx512", "avx2" or "generic".
+inline const char* noise_kernel_name() {
+  switch (detail::active_noise_kernel()) {
+    case NoiseKernel::avx512:
+      return "avx512";
+    case NoiseKernel::avx2:
+      return "avx2";
+    default:
+      return "generic";
+  }
+}
 
 namespace detail {
 /// Derives the k-th independent 64-bit seed from `seed` (splitmix64's finaliser of seed + k·φ):
@@ -163,16 +212,24 @@ class Rng {
   }
 
   /// Fills out[0..n) with standard normal floats: Box-Muller on 16 lanes at a time, 32 values
-  /// (16 cos, then 16 sin) per pair of uniform blocks. On a CPU with AVX-512 the transform is
-  /// nnfuzz's own (a Cephes-style logarithm and one shared range reduction for sin and cos, 2.6x
-  /// faster than Eigen's), chosen at run time whatever the build flags; otherwise Eigen's
-  /// vectorised log/sqrt/sin/cos for the build's instruction set. Both are tested against the
-  /// normal CDF; their values differ in the last bits, so runs reproduce per kernel (NoiseKernel).
+  /// (16 cos, then 16 sin) per pair of uniform blocks. On a CPU with AVX-512, or with AVX2 + FMA,
+  /// the transform is nnfuzz's own (a Cephes-style logarithm and one shared range reduction for
+  /// sin and cos, 2.6x faster than Eigen's; the AVX-512 and AVX2 codes give the same bits),
+  /// chosen at run time whatever the build flags; otherwise Eigen's vectorised log/sqrt/sin/cos
+  /// for the build's instruction set. Both are tested against the normal CDF; their values differ
+  /// in the last bits, so runs reproduce per kernel family (NoiseKernel). Throws
+  /// std::invalid_argument on first use if NNFUZZ_NOISE_KERNEL names no kernel this CPU runs.
   void fill_normal(float* out, Index n) {
 #if defined(NNFUZZ_X86_DISPATCH)
-    if (detail::use_avx512_noise()) {
-      fill_normal_avx512(out, n);
-      return;
+    switch (detail::active_noise_kernel()) {
+      case NoiseKernel::avx512:
+        fill_normal_avx512(out, n);
+        return;
+      case NoiseKernel::avx2:
+        fill_normal_avx2(out, n);
+        return;
+      default:
+        break;
     }
 #endif
     fill_normal_generic(out, n);
@@ -325,6 +382,101 @@ class Rng {
     y = _mm512_fmadd_ps(ef, _mm512_set1_ps(-2.12194440e-4f), y);
     y = _mm512_fnmadd_ps(z, _mm512_set1_ps(0.5f), y);
     return _mm512_fmadd_ps(ef, _mm512_set1_ps(0.693359375f), _mm512_add_ps(f, y));
+  }
+
+  // The same transform on AVX2 + FMA: the 16 lanes as two halves of 8, every lane through the
+  // same IEEE operations in the same order as box_muller_avx512 (integer shifts, the exact
+  // quadrant reduction, the same FMAs; blends and sign masks instead of AVX-512 masks), so the
+  // two kernels give the same bits. (raw >> 8) + 1 <= 2^24 fits a signed int: the signed
+  // conversion is exact, as the unsigned one is.
+  // The lanes live in 8 AVX2 registers (two halves of 8 lanes); the halves are independent, so
+  // each is stepped and transformed in turn (the same values as the 16-lane step).
+  NNFUZZ_TARGET_AVX2 void fill_normal_avx2(float* out, Index n) {
+    alignas(64) float c[kLanes], s[kLanes];
+    __m256i st[2][4];
+    for (int h = 0; h < 2; ++h)
+      for (int w = 0; w < 4; ++w) st[h][w] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes_[w] + 8 * h));
+    for (Index i = 0; i < n; i += 2 * kLanes) {
+      const Index remaining = n - i;
+      float* cos_out = remaining >= 2 * kLanes ? out + i : c;
+      float* sin_out = remaining >= 2 * kLanes ? out + i + kLanes : s;
+      for (int h = 0; h < 2; ++h) {
+        const __m256i r1 = next_avx2(st[h]), r2 = next_avx2(st[h]);
+        box_muller_avx2_half(r1, r2, cos_out + 8 * h, sin_out + 8 * h);
+      }
+      if (remaining < 2 * kLanes) {
+        const Index first = remaining < kLanes ? remaining : kLanes;
+        std::memcpy(out + i, c, sizeof(float) * static_cast<std::size_t>(first));
+        if (remaining > kLanes)
+          std::memcpy(out + i + kLanes, s, sizeof(float) * static_cast<std::size_t>(remaining - kLanes));
+      }
+    }
+    for (int h = 0; h < 2; ++h)
+      for (int w = 0; w < 4; ++w) _mm256_store_si256(reinterpret_cast<__m256i*>(lanes_[w] + 8 * h), st[h][w]);
+  }
+  // Lanes::next on 8 lanes.
+  NNFUZZ_TARGET_AVX2_INLINE static __m256i next_avx2(__m256i (&st)[4]) {
+    const __m256i raw = _mm256_add_epi32(st[0], st[3]);
+    const __m256i t = _mm256_slli_epi32(st[1], 9);
+    st[2] = _mm256_xor_si256(st[2], st[0]);
+    st[3] = _mm256_xor_si256(st[3], st[1]);
+    st[1] = _mm256_xor_si256(st[1], st[2]);
+    st[0] = _mm256_xor_si256(st[0], st[3]);
+    st[2] = _mm256_xor_si256(st[2], t);
+    st[3] = _mm256_or_si256(_mm256_slli_epi32(st[3], 11), _mm256_srli_epi32(st[3], 21));
+    return raw;
+  }
+  NNFUZZ_TARGET_AVX2_INLINE static void box_muller_avx2_half(__m256i r1, __m256i r2, float* cos_out, float* sin_out) {
+    const __m256 u1 =
+        _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_srli_epi32(r1, 8), _mm256_set1_epi32(1))),
+                      _mm256_set1_ps(0x1.0p-24f));
+    const __m256 radius = _mm256_sqrt_ps(_mm256_mul_ps(log_unit_avx2(u1), _mm256_set1_ps(-2.0f)));
+    const __m256i k = _mm256_and_si256(_mm256_add_epi32(_mm256_srli_epi32(r2, 8), _mm256_set1_epi32(1 << 21)),
+                                       _mm256_set1_epi32((1 << 24) - 1));
+    const __m256i q = _mm256_srli_epi32(k, 22);
+    const __m256 f =
+        _mm256_sub_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(k, _mm256_set1_epi32((1 << 22) - 1))),
+                                    _mm256_set1_ps(0x1.0p-22f)),
+                      _mm256_set1_ps(0.5f));
+    const __m256 a = _mm256_mul_ps(f, _mm256_set1_ps(1.5707963267948966f)), a2 = _mm256_mul_ps(a, a);
+    __m256 sn = _mm256_fmadd_ps(_mm256_set1_ps(-1.9515295891e-4f), a2, _mm256_set1_ps(8.3321608736e-3f));
+    sn = _mm256_fmadd_ps(sn, a2, _mm256_set1_ps(-1.6666654611e-1f));
+    sn = _mm256_fmadd_ps(_mm256_mul_ps(sn, a2), a, a);
+    __m256 cs = _mm256_fmadd_ps(_mm256_set1_ps(2.443315711809948e-5f), a2, _mm256_set1_ps(-1.388731625493765e-3f));
+    cs = _mm256_fmadd_ps(cs, a2, _mm256_set1_ps(4.166664568298827e-2f));
+    cs = _mm256_fmadd_ps(_mm256_mul_ps(cs, a2), a2, _mm256_fnmadd_ps(a2, _mm256_set1_ps(0.5f), _mm256_set1_ps(1.0f)));
+    // Quadrant q: (cos, sin) = (c, s), (-s, c), (-c, -s), (s, -c).
+    const __m256i one = _mm256_set1_epi32(1);
+    const __m256 odd = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(q, one), one));
+    const __m256i neg_cos = _mm256_or_si256(_mm256_cmpeq_epi32(q, one), _mm256_cmpeq_epi32(q, _mm256_set1_epi32(2)));
+    const __m256i neg_sin = _mm256_cmpgt_epi32(q, one);
+    const __m256i sign = _mm256_set1_epi32(static_cast<int>(0x80000000u));
+    __m256i cos_bits = _mm256_castps_si256(_mm256_blendv_ps(cs, sn, odd));
+    __m256i sin_bits = _mm256_castps_si256(_mm256_blendv_ps(sn, cs, odd));
+    cos_bits = _mm256_xor_si256(cos_bits, _mm256_and_si256(neg_cos, sign));
+    sin_bits = _mm256_xor_si256(sin_bits, _mm256_and_si256(neg_sin, sign));
+    _mm256_storeu_ps(cos_out, _mm256_mul_ps(radius, _mm256_castsi256_ps(cos_bits)));
+    _mm256_storeu_ps(sin_out, _mm256_mul_ps(radius, _mm256_castsi256_ps(sin_bits)));
+  }
+  // log_unit on 8 lanes (the same operations).
+  NNFUZZ_TARGET_AVX2_INLINE static __m256 log_unit_avx2(__m256 x) {
+    const __m256i bits = _mm256_castps_si256(x);
+    __m256i e = _mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127));
+    __m256 m = _mm256_castsi256_ps(
+        _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x7FFFFF)), _mm256_set1_epi32(0x3F800000)));
+    const __m256 big = _mm256_cmp_ps(m, _mm256_set1_ps(1.41421356f), _CMP_GT_OQ);
+    m = _mm256_blendv_ps(m, _mm256_mul_ps(m, _mm256_set1_ps(0.5f)), big);
+    e = _mm256_sub_epi32(e, _mm256_castps_si256(big));  // big lanes are all ones: -(-1) = +1
+    const __m256 f = _mm256_sub_ps(m, _mm256_set1_ps(1.0f)), z = _mm256_mul_ps(f, f);
+    __m256 y = _mm256_set1_ps(7.0376836292e-2f);
+    for (const float coef : {-1.1514610310e-1f, 1.1676998740e-1f, -1.2420140846e-1f, 1.4249322787e-1f,
+                             -1.6668057665e-1f, 2.0000714765e-1f, -2.4999993993e-1f, 3.3333331174e-1f})
+      y = _mm256_fmadd_ps(y, f, _mm256_set1_ps(coef));
+    y = _mm256_mul_ps(_mm256_mul_ps(y, f), z);
+    const __m256 ef = _mm256_cvtepi32_ps(e);
+    y = _mm256_fmadd_ps(ef, _mm256_set1_ps(-2.12194440e-4f), y);
+    y = _mm256_fnmadd_ps(z, _mm256_set1_ps(0.5f), y);
+    return _mm256_fmadd_ps(ef, _mm256_set1_ps(0.693359375f), _mm256_add_ps(f, y));
   }
 #endif
 #undef NNFUZZ_FILL_NORMAL_LOOP

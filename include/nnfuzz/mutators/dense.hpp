@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <tuple>
 
@@ -42,14 +43,110 @@ struct MutationBounds {
 
 namespace detail {
 
-// Clamps each row of `batch` to [max(root - r, lo), min(root + r, hi)]. The per-element bounds
-// are computed once per call into reused buffers.
-inline void clamp_rows(Eigen::Ref<RowMatrix> batch, const Eigen::Ref<const RowVector>& root, const MutationBounds& b,
-                       RowVector& lower, RowVector& upper) {
-  if (!detail::is_finite(b.linf_radius)) {  // +inf: no ball (NaN is rejected by MutationBounds)
-    batch = batch.cwiseMax(b.lo).cwiseMin(b.hi);
+// The mutant path after the noise: rows = min(max(rows * s_r + parent, lower), upper), or the
+// clip alone. Every path rounds the product and the sum separately (never one FMA), and
+// max/min are exact, so every path and every build gives the same bits: the AVX2 code keeps the
+// compiler from contracting (GCC contracts across statements by default, -ffp-contract=fast),
+// and the generic code scales in one pass and adds in another. max(x, lower) is `lower > x ?
+// lower : x` and min(y, upper) `upper < y ? upper : y` on every path (std::max/std::min's
+// order, and Eigen's cwiseMax/cwiseMin's).
+struct RowsView {
+  float* data;   // first row
+  Index rows;    // rows
+  Index cols;    // elements per row
+  Index stride;  // floats from one row to the next
+};
+// Bounds: per element (lower/upper non-null) or one [lo, hi] for every element.
+struct ClipBounds {
+  const float* lower;
+  const float* upper;
+  float lo, hi;
+};
+
+// Generic: Eigen, for the build's instruction set. `scale` null: clip only.
+inline void scale_add_clip_generic(const RowsView& v, const float* scale, const float* parent, const ClipBounds& b) {
+  using Row = Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>;
+  using ConstRow = Eigen::Map<const Eigen::Array<float, 1, Eigen::Dynamic>>;
+  for (Index r = 0; r < v.rows; ++r) {
+    Row x(v.data + r * v.stride, v.cols);
+    if (scale) {
+      x *= scale[r];  // its own pass: the product is rounded (stored) before the sum
+      x += ConstRow(parent, v.cols);
+    }
+    if (b.lower)
+      x = x.cwiseMax(ConstRow(b.lower, v.cols)).cwiseMin(ConstRow(b.upper, v.cols));
+    else
+      x = x.cwiseMax(b.lo).cwiseMin(b.hi);
+  }
+}
+
+#if defined(NNFUZZ_X86_DISPATCH)
+// The tail of a row: lanes [0, n) of 8.
+NNFUZZ_TARGET_AVX2_INLINE __m256i tail_mask_avx2(Index n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+// Lanes [c, c + 8) of one row (the pointers that a mode does not use may be null: offset only
+// those it uses).
+template <bool kScale, bool kPerElement>
+NNFUZZ_TARGET_AVX2_INLINE __m256 scale_add_clip_lanes_avx2(__m256 x, __m256 s, const float* parent, __m256 lo,
+                                                           __m256 hi, const ClipBounds& b, Index c, __m256i mask,
+                                                           bool masked) {
+  if (kScale) {
+    x = _mm256_mul_ps(x, s);
+    __asm__("" : "+x"(x));  // an opaque step: the product stays rounded (no FMA contraction)
+    x = _mm256_add_ps(x, masked ? _mm256_maskload_ps(parent + c, mask) : _mm256_loadu_ps(parent + c));
+  }
+  if (kPerElement) {
+    lo = masked ? _mm256_maskload_ps(b.lower + c, mask) : _mm256_loadu_ps(b.lower + c);
+    hi = masked ? _mm256_maskload_ps(b.upper + c, mask) : _mm256_loadu_ps(b.upper + c);
+  }
+  return _mm256_min_ps(hi, _mm256_max_ps(lo, x));
+}
+template <bool kScale, bool kPerElement>
+NNFUZZ_TARGET_AVX2 void scale_add_clip_avx2(const RowsView& v, const float* scale, const float* parent,
+                                            const ClipBounds& b) {
+  const __m256 lo = _mm256_set1_ps(b.lo), hi = _mm256_set1_ps(b.hi);
+  const Index full = v.cols - v.cols % 8;
+  const __m256i mask = tail_mask_avx2(v.cols - full), all = _mm256_set1_epi32(-1);
+  for (Index r = 0; r < v.rows; ++r) {
+    float* row = v.data + r * v.stride;
+    const __m256 s = _mm256_set1_ps(kScale ? scale[r] : 1.0f);
+    for (Index c = 0; c < full; c += 8)
+      _mm256_storeu_ps(row + c, scale_add_clip_lanes_avx2<kScale, kPerElement>(_mm256_loadu_ps(row + c), s, parent, lo,
+                                                                               hi, b, c, all, false));
+    if (full < v.cols)
+      _mm256_maskstore_ps(row + full, mask,
+                          scale_add_clip_lanes_avx2<kScale, kPerElement>(_mm256_maskload_ps(row + full, mask), s,
+                                                                         parent, lo, hi, b, full, mask, true));
+  }
+}
+#endif
+
+// rows = clip(rows * scale[r] + parent) (scale null: clip(rows)), on the AVX2 path when the CPU
+// has it and the noise kernel is not forced to `generic` (set_noise_kernel(): that one setting
+// picks the instruction set of the whole mutant path, so that one machine can measure each).
+inline void scale_add_clip(const RowsView& v, const float* scale, const float* parent, const ClipBounds& b) {
+#if defined(NNFUZZ_X86_DISPATCH)
+  if (active_noise_kernel() != NoiseKernel::generic) {
+    const bool per_element = b.lower != nullptr;
+    if (scale)
+      per_element ? scale_add_clip_avx2<true, true>(v, scale, parent, b)
+                  : scale_add_clip_avx2<true, false>(v, scale, parent, b);
+    else
+      per_element ? scale_add_clip_avx2<false, true>(v, scale, parent, b)
+                  : scale_add_clip_avx2<false, false>(v, scale, parent, b);
     return;
   }
+#endif
+  scale_add_clip_generic(v, scale, parent, b);
+}
+
+// The bounds of clamp_rows: [lo, hi] without a ball; with one, per element
+// [max(root - r, lo), min(root + r, hi)] computed into the reused buffers.
+inline ClipBounds clip_bounds(const Eigen::Ref<const RowVector>& root, const MutationBounds& b, RowVector& lower,
+                              RowVector& upper) {
+  if (!detail::is_finite(b.linf_radius))  // +inf: no ball (NaN is rejected by MutationBounds)
+    return ClipBounds{nullptr, nullptr, b.lo, b.hi};
   lower.resize(root.cols());
   upper.resize(root.cols());
   const float inf = std::numeric_limits<float>::infinity();
@@ -62,7 +159,37 @@ inline void clamp_rows(Eigen::Ref<RowMatrix> batch, const Eigen::Ref<const RowVe
     lower(i) = std::max(lo, b.lo);
     upper(i) = std::min(hi, b.hi);
   }
-  for (Index r = 0; r < batch.rows(); ++r) batch.row(r) = batch.row(r).cwiseMax(lower).cwiseMin(upper);
+  return ClipBounds{lower.data(), upper.data(), b.lo, b.hi};
+}
+// clip_bounds() remembered for one root: the fuzzer mutates the same root for many batches, and
+// comparing the root's bits (a memcmp) costs far less than recomputing the ball's bounds.
+struct ClipBoundsCache {
+  RowVector root, lower, upper;
+  MutationBounds bounds;
+  bool valid = false;
+  ClipBounds get(const Eigen::Ref<const RowVector>& r, const MutationBounds& b) {
+    if (!detail::is_finite(b.linf_radius)) return ClipBounds{nullptr, nullptr, b.lo, b.hi};
+    const bool same = valid && root.cols() == r.cols() && bounds.lo == b.lo && bounds.hi == b.hi &&
+                      bounds.linf_radius == b.linf_radius &&
+                      std::memcmp(root.data(), r.data(), sizeof(float) * static_cast<std::size_t>(r.cols())) == 0;
+    if (!same) {
+      clip_bounds(r, b, lower, upper);
+      root = r;
+      bounds = b;
+      valid = true;
+    }
+    return ClipBounds{lower.data(), upper.data(), b.lo, b.hi};
+  }
+};
+inline RowsView rows_view(Eigen::Ref<RowMatrix>& batch) {
+  return RowsView{batch.data(), batch.rows(), batch.cols(), batch.outerStride()};
+}
+
+// Clamps each row of `batch` to [max(root - r, lo), min(root + r, hi)]. The per-element bounds
+// are computed once per call into reused buffers.
+inline void clamp_rows(Eigen::Ref<RowMatrix> batch, const Eigen::Ref<const RowVector>& root, const MutationBounds& b,
+                       RowVector& lower, RowVector& upper) {
+  scale_add_clip(rows_view(batch), nullptr, nullptr, clip_bounds(root, b, lower, upper));
 }
 
 inline void check_seeds_in_domain(const char* who, const Eigen::Ref<const RowMatrix>& seeds, const MutationBounds& b) {
@@ -101,16 +228,18 @@ class GaussianMutator {
               Eigen::Ref<RowMatrix> batch, Rng& rng) {
     NNFUZZ_ASSERT(parent.cols() == batch.cols() && root.cols() == batch.cols());
     fill(batch, rng);
+    // One deviation per row (drawn after the noise, in row order), then one pass per row:
+    // noise * sigma + parent, clipped (detail::scale_add_clip: the same bits on every path).
+    scale_.resize(batch.rows());
     if (sigma_range_ == 1.0f) {
-      for (Index r = 0; r < batch.rows(); ++r) batch.row(r) = batch.row(r) * sigma_ + parent;
+      scale_.setConstant(sigma_);
     } else {
       const float log_range = std::log(sigma_range_);
-      for (Index r = 0; r < batch.rows(); ++r) {
-        const float s = sigma_ * std::exp(log_range * static_cast<float>(2 * rng.uniform() - 1));
-        batch.row(r) = batch.row(r) * s + parent;
-      }
+      for (Index r = 0; r < batch.rows(); ++r)
+        scale_(r) = sigma_ * std::exp(log_range * static_cast<float>(2 * rng.uniform() - 1));
     }
-    detail::clamp_rows(batch, root, bounds_, lower_, upper_);
+    // (A Ref<const RowVector> is contiguous: Eigen copies a strided argument into it.)
+    detail::scale_add_clip(detail::rows_view(batch), scale_.data(), parent.data(), ball_.get(root, bounds_));
   }
   /// Rejects seeds that are NaN or outside [lo, hi].
   void check_seeds(const Eigen::Ref<const RowMatrix>& seeds) const {
@@ -134,7 +263,8 @@ class GaussianMutator {
   float sigma_;
   float sigma_range_;
   MutationBounds bounds_;
-  RowVector lower_, upper_;
+  detail::ClipBoundsCache ball_;
+  Eigen::Array<float, Eigen::Dynamic, 1> scale_;
 };
 
 /// Adds uniform noise U(-half_width, half_width) to every element, then clips like
