@@ -2,6 +2,7 @@
 // Fuzzing as a unit test (testing.hpp, testing/catch2.hpp): the report, the regression corpus,
 // the environment overrides and bad input.
 #include <catch2/catch.hpp>
+#include <nnfuzz/targets/version_pair.hpp>
 #include <nnfuzz/testing/catch2.hpp>
 
 #include "support/child_process.hpp"
@@ -341,4 +342,82 @@ TEST_CASE("fuzz_test: NNFUZZ_BUDGET=0.00001 is refused naming the variable and i
                       Catch::Contains("budget of 0 executions"));
     CHECK_THAT(m, !Catch::Contains("max_iterations") && !Catch::Contains("max_seconds"));
   }
+}
+
+namespace {
+// A user's two-layer model in two versions: "hidden" is the input, "logits" the hidden values
+// with class 1 scaled by `gain` — version 2 (gain 1.5) differs in its second layer only.
+struct TwoLayer {
+  struct Output {
+    RowMatrix hidden, logits, coverage;
+    template <class F>
+    void for_each_tensor(F&& f) const {
+      f("hidden", hidden);
+      f("logits", logits);
+    }
+  };
+  float gain = 1;
+  Index input_dim() const { return 2; }
+  void evaluate(const Eigen::Ref<const RowMatrix>& batch, Output& out) const {
+    out.hidden = batch;
+    out.logits = batch;
+    out.logits.col(1) *= gain;
+    out.coverage = out.logits;
+  }
+};
+auto pair_fuzzer(float gain) {
+  FuzzOptions o;
+  o.batch_size = 20;
+  return make_fuzzer(VersionPair(TwoLayer{1}, TwoLayer{gain}), RecentSampler(), GaussianMutator(0.2f),
+                     BruteForceCoverage(0.01f), DisagreementObjective(), o);
+}
+}  // namespace
+
+TEST_CASE("fuzz_test: a pair's failure names the first diverging tensor and the metrics", "[testing]") {
+  RowMatrix s = RowMatrix::Constant(2, 2, 0.5f);
+  s.col(1).setConstant(0.25f);  // class 0 for both versions
+  auto f = pair_fuzzer(1.5f);
+  FuzzTestOptions o;
+  o.minimize = false;
+  const FuzzTestReport r = fuzz_test(f, s, o);
+  REQUIRE(!r.passed);
+  CHECK(r.first_diverging_tensor == "logits");
+  CHECK_THAT(r.message, Catch::Contains("metrics on this input: top-1 agreement 0 (1 of 1 rows disagree)") &&
+                            Catch::Contains("first diverging tensor: logits") &&
+                            Catch::Contains("before it: hidden 0"));
+  auto same = pair_fuzzer(1.0f);
+  CHECK(fuzz_test(same, s, o).passed);
+}
+
+TEST_CASE("fuzz_test: the metric gate fails a pair over a data set before fuzzing", "[testing]") {
+  RowMatrix s = RowMatrix::Constant(2, 2, 0.5f);
+  s.col(1).setConstant(0.25f);
+  RowMatrix data(4, 2);
+  data << 1, 0, 1, 0.9f, 0.2f, 0.1f, 0.3f, 0.15f;  // row 1 flips under gain 1.5 (0.9 x 1.5 > 1)
+  auto f = pair_fuzzer(1.5f);
+  FuzzTestOptions o;
+  o.gate.min_top1_agreement = 0.99;
+  o.gate_rows = data;
+  const FuzzTestReport r = fuzz_test(f, s, o);
+  REQUIRE(!r.passed);
+  CHECK(r.gate_failed);
+  CHECK(r.executions == 0);
+  CHECK(r.metrics.rows == 4);
+  CHECK(r.metrics.agreements == 3);
+  CHECK_THAT(r.message,
+             Catch::StartsWith("nnfuzz: the metric gate failed over 4 gate rows: top-1 agreement 0.75 < 0.99") &&
+                 Catch::Contains("KL p50/p99/max"));
+  // The same versions pass a gate they meet, and then fuzz.
+  o.gate.min_top1_agreement = 0.7;
+  o.gate.min_sqnr_db = 5;
+  o.max_executions = 200;
+  auto same = pair_fuzzer(1.0f);
+  const FuzzTestReport ok = fuzz_test(same, s, o);
+  CHECK(ok.passed);
+  CHECK(ok.metrics.top1_agreement == 1);
+  CHECK(ok.executions >= 200);
+  // A gate on a model that is not a pair is refused.
+  auto single = fuzzer_for(1);
+  CHECK_THROWS_WITH(fuzz_test(single, nnfuzz_test::planted_seeds(), o),
+                    Catch::Contains("fuzz_test(): option 'gate' needs a pair of versions"));
 }

@@ -13,8 +13,8 @@ using namespace nnfuzz;
 TEST_CASE("float16_ulp / bfloat16_ulp: the spacing of the reduced formats", "[tolerance]") {
   CHECK(float16_ulp(1.0) == 0.0009765625);  // 2^-10
   CHECK(float16_ulp(1.999) == 0.0009765625);
-  CHECK(float16_ulp(-1000.0) == 0.5);        // 2^9 <= 1000 < 2^10: 2^-1
-  CHECK(float16_ulp(65504.0) == 32.0);       // the largest float16: 2^15 binade
+  CHECK(float16_ulp(-1000.0) == 0.5);                // 2^9 <= 1000 < 2^10: 2^-1
+  CHECK(float16_ulp(65504.0) == 32.0);               // the largest float16: 2^15 binade
   CHECK(float16_ulp(1e-6) == std::ldexp(1.0, -24));  // subnormal spacing
   CHECK(float16_ulp(0.0) == std::ldexp(1.0, -24));
   CHECK(bfloat16_ulp(1.0) == 0.0078125);  // 2^-7

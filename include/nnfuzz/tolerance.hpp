@@ -113,8 +113,8 @@ struct Tolerance {
     check("ulps", ulps);
     check("steps", steps);
     if (format == NumberFormat::int8 && (!(scale > 0) || !detail::is_finite(scale)))
-      detail::fail("Tolerance(): option 'scale' (an int8 tensor's quantisation scale) must be positive and finite, got ",
-                   scale);
+      detail::fail(
+          "Tolerance(): option 'scale' (an int8 tensor's quantisation scale) must be positive and finite, got ", scale);
   }
 
   /// One unit of the format at these values: the ulp (float16, bfloat16), the scale (int8), 1
@@ -225,13 +225,13 @@ struct TensorTolerances {
 
 /// How far a candidate tensor (or one row of it) is from the reference, under a Tolerance.
 struct TensorError {
-  Index size = 0;         ///< elements compared
-  Index exceeded = 0;     ///< elements over their tolerance
-  Index worst = -1;       ///< element with the largest ratio (-1 when empty)
-  double max_abs = 0;     ///< max |candidate − reference| (infinity for a non-finite mismatch)
-  double mean_abs = 0;    ///< mean |candidate − reference| over the finite pairs
-  double max_units = 0;   ///< max error in units of the format (ulps, steps; absolute for float32)
-  double max_ratio = 0;   ///< max |Δ| / allowed: above 1 exceeds
+  Index size = 0;        ///< elements compared
+  Index exceeded = 0;    ///< elements over their tolerance
+  Index worst = -1;      ///< element with the largest ratio (-1 when empty)
+  double max_abs = 0;    ///< max |candidate − reference| (infinity for a non-finite mismatch)
+  double mean_abs = 0;   ///< mean |candidate − reference| over the finite pairs
+  double max_units = 0;  ///< max error in units of the format (ulps, steps; absolute for float32)
+  double max_ratio = 0;  ///< max |Δ| / allowed: above 1 exceeds
   /// True when some element exceeds its tolerance.
   bool exceeds() const { return exceeded > 0; }
 };

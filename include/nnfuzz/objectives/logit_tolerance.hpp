@@ -52,8 +52,7 @@ class ToleranceObjective {
     const Index c = e.worst < 0 ? 0 : e.worst;
     return detail::message("logit ", c, " off by ", tolerance_.units(out.reference(row, c), out.candidate(row, c)),
                            tolerance_.format == NumberFormat::float32 ? "" : " ", tolerance_.unit_name(), " (",
-                           tolerance_.describe(),
-                           "): ", out.reference(row, c), " -> ", out.candidate(row, c));
+                           tolerance_.describe(), "): ", out.reference(row, c), " -> ", out.candidate(row, c));
   }
   /// The logits' tolerance.
   const Tolerance& tolerance() const { return tolerance_; }

@@ -31,10 +31,10 @@ namespace nnfuzz {
 
 /// One named tensor of the two versions, compared on one input.
 struct TensorDivergence {
-  std::string name;       ///< the tensor's name (the old version's)
-  Tolerance tolerance;    ///< the tolerance it was compared under
-  TensorError error;      ///< the element-wise errors (error.exceeds(): over the tolerance)
-  double sqnr_db = 0;     ///< the candidate's SQNR against the reference on this input (dB)
+  std::string name;     ///< the tensor's name (the old version's)
+  Tolerance tolerance;  ///< the tolerance it was compared under
+  TensorError error;    ///< the element-wise errors (error.exceeds(): over the tolerance)
+  double sqnr_db = 0;   ///< the candidate's SQNR against the reference on this input (dB)
 };
 
 /// Where two versions part on one input: every tensor both name, in the old version's order, and
@@ -56,12 +56,14 @@ struct Localization {
     std::string s;
     if (first < 0) {
       s = "no tensor over its tolerance (";
-      for (std::size_t i = 0; i < tensors.size(); ++i) s += (i ? ", " : "") + tensors[i].name + " " + error_of(tensors[i]);
+      for (std::size_t i = 0; i < tensors.size(); ++i)
+        s += (i ? ", " : "") + tensors[i].name + " " + error_of(tensors[i]);
       return s + ")";
     }
     const TensorDivergence& t = tensors[static_cast<std::size_t>(first)];
-    s = detail::message("first diverging tensor: ", t.name, " (max error ", error_of(t), " over ", t.tolerance.describe(),
-                        ", ", t.error.exceeded, " of ", t.error.size, " values; SQNR ", t.sqnr_db, " dB)");
+    s = detail::message("first diverging tensor: ", t.name, " (max error ", error_of(t), " over ",
+                        t.tolerance.describe(), ", ", t.error.exceeded, " of ", t.error.size, " values; SQNR ",
+                        t.sqnr_db, " dB)");
     if (first > 0) {
       s += "; before it:";
       for (Index i = 0; i < first; ++i)
@@ -106,8 +108,9 @@ std::vector<NamedRow> named_rows(const char* fn, const Out& out, Index row) {
 template <typename Out, typename = void>
 struct has_version_outputs : std::false_type {};
 template <typename Out>
-struct has_version_outputs<Out, void_t<decltype(std::declval<const Out&>().old_output),
-                                       decltype(std::declval<const Out&>().new_output)>> : std::true_type {};
+struct has_version_outputs<
+    Out, void_t<decltype(std::declval<const Out&>().old_output), decltype(std::declval<const Out&>().new_output)>>
+    : std::true_type {};
 template <typename Out, typename = void>
 struct has_version_traces : std::false_type {};
 template <typename Out>

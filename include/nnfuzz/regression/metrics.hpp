@@ -67,19 +67,19 @@ double sqnr_db(const Eigen::DenseBase<A>& reference, const Eigen::DenseBase<B>& 
 
 /// How two versions' logits compare over a set of rows (a data set, or the findings).
 struct RegressionMetrics {
-  Index rows = 0;                ///< inputs compared
-  Index agreements = 0;          ///< rows whose argmax (first on ties) is the same
-  double top1_agreement = 1;     ///< agreements / rows (1 for no rows)
-  double max_abs_logit = 0;      ///< max |Δ logit| over every row and class
-  double mean_abs_logit = 0;     ///< mean |Δ logit| over every row and class
-  double kl_mean = 0;            ///< mean over rows of KL(softmax(reference) ‖ softmax(candidate)), nats
-  double kl_p50 = 0;             ///< median of the per-row KL
-  double kl_p90 = 0;             ///< 90th percentile of the per-row KL
-  double kl_p99 = 0;             ///< 99th percentile of the per-row KL
-  double kl_max = 0;             ///< largest per-row KL
-  double sqnr_db = 0;            ///< SQNR of the candidate's logits against the reference's (dB)
-  Index non_finite_rows = 0;     ///< rows with a non-finite logit (left out of the KL figures)
-  std::vector<double> kl;        ///< per-row KL (NaN for a non-finite row), in row order
+  Index rows = 0;             ///< inputs compared
+  Index agreements = 0;       ///< rows whose argmax (first on ties) is the same
+  double top1_agreement = 1;  ///< agreements / rows (1 for no rows)
+  double max_abs_logit = 0;   ///< max |Δ logit| over every row and class
+  double mean_abs_logit = 0;  ///< mean |Δ logit| over every row and class
+  double kl_mean = 0;         ///< mean over rows of KL(softmax(reference) ‖ softmax(candidate)), nats
+  double kl_p50 = 0;          ///< median of the per-row KL
+  double kl_p90 = 0;          ///< 90th percentile of the per-row KL
+  double kl_p99 = 0;          ///< 99th percentile of the per-row KL
+  double kl_max = 0;          ///< largest per-row KL
+  double sqnr_db = 0;         ///< SQNR of the candidate's logits against the reference's (dB)
+  Index non_finite_rows = 0;  ///< rows with a non-finite logit (left out of the KL figures)
+  std::vector<double> kl;     ///< per-row KL (NaN for a non-finite row), in row order
 };
 
 /// The metrics of two logit matrices (rows = inputs, one column per class): reference = old,
@@ -166,8 +166,8 @@ RegressionMetrics measure_pair(Pair& pair, const Eigen::Ref<const RowMatrix>& ro
 
 /// Thresholds a release gate applies to RegressionMetrics; each is off at its default.
 struct MetricGate {
-  double min_top1_agreement = 0;                                       ///< in [0, 1]
-  double max_abs_logit = std::numeric_limits<double>::infinity();      ///< max |Δ logit|
+  double min_top1_agreement = 0;                                        ///< in [0, 1]
+  double max_abs_logit = std::numeric_limits<double>::infinity();       ///< max |Δ logit|
   double max_mean_abs_logit = std::numeric_limits<double>::infinity();  ///< mean |Δ logit|
   double max_kl_p99 = std::numeric_limits<double>::infinity();          ///< KL p99, nats
   double max_kl_max = std::numeric_limits<double>::infinity();          ///< largest KL, nats
@@ -186,7 +186,8 @@ struct MetricGate {
     const double at_least_zero[] = {max_abs_logit, max_mean_abs_logit, max_kl_p99, max_kl_max};
     const char* names[] = {"max_abs_logit", "max_mean_abs_logit", "max_kl_p99", "max_kl_max"};
     for (int i = 0; i < 4; ++i)
-      if (!(at_least_zero[i] >= 0)) detail::fail("MetricGate: option '", names[i], "' must be >= 0, got ", at_least_zero[i]);
+      if (!(at_least_zero[i] >= 0))
+        detail::fail("MetricGate: option '", names[i], "' must be >= 0, got ", at_least_zero[i]);
     if (detail::is_nan(min_sqnr_db)) detail::fail("MetricGate: option 'min_sqnr_db' is NaN");
   }
   /// Every threshold `m` breaks, as "top-1 agreement 0.97 < 0.99; KL p99 0.12 > 0.05" (empty when

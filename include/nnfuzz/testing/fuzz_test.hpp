@@ -16,6 +16,9 @@
 #include "../fuzzer.hpp"
 #include "../campaign/saver.hpp"
 #include "../minimize.hpp"
+#include "../regression/localize.hpp"
+#include "../regression/metrics.hpp"
+#include "../tolerance.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -56,6 +59,17 @@ struct FuzzTestOptions {
   /// NNFUZZ_REGRESSION_ROOT, when set, takes precedence. The Catch2 macros and
   /// NNFUZZ_EXPECT_NO_FINDING fill it with their caller's source directory when empty.
   std::string base_dir;
+  /// A release gate on two versions (a model whose Output has `reference` and `candidate`
+  /// logits: VersionPair, PairTarget): when a threshold is set (MetricGate::active()), the
+  /// pair is measured over `gate_rows` (regression/metrics.hpp) after the regression corpus is
+  /// replayed and before fuzzing, and the test fails, naming each metric over its threshold.
+  MetricGate gate;
+  /// The data set the gate measures (rows = inputs); empty: the seeds.
+  RowMatrix gate_rows;
+  /// The tolerances a finding of a pair is localised with (regression/localize.hpp): when both
+  /// versions name their tensors (can_localize()), the message names the first tensor over its
+  /// tolerance and each tensor's error before it.
+  TensorTolerances tolerances;
 };
 
 /// The directory of a source file, absolute: `source_dir(__FILE__)` (NNFUZZ_SOURCE_DIR) is
@@ -115,6 +129,11 @@ struct FuzzTestReport {
   Index regression_inputs = 0;     ///< saved inputs replayed first
   std::vector<std::string> files;  ///< files written: the finding, then its minimised form
   std::string regression_dir;      ///< the corpus directory used (resolve_regression_dir()), empty for none
+  bool gate_failed = false;        ///< the failure came from the metric gate
+  RegressionMetrics metrics;       ///< the gate's metrics over gate_rows (rows 0 when not measured)
+  /// The first diverging tensor of the failing input (a pair whose versions name their tensors;
+  /// "" otherwise, or when no tensor is over its tolerance).
+  std::string first_diverging_tensor;
   /// True when passed (so `EXPECT_TRUE(report)` reads naturally).
   explicit operator bool() const { return passed; }
 };
@@ -161,6 +180,31 @@ inline std::uint64_t budget_executions(std::uint64_t max_executions, double fact
     fail("fuzz_test(): environment variable NNFUZZ_BUDGET='", v, "' times option 'max_executions' (", max_executions,
          ") is a budget of 0 executions (", static_cast<double>(product), "): raise NNFUZZ_BUDGET");
   return budget;
+}
+/// "top-1 agreement 0.98 (2 of 100 rows disagree), max |dlogit| 0.5, mean |dlogit| 0.01, KL p50/p99/max
+/// 0.001/0.02/0.1, SQNR 35.2 dB".
+inline std::string describe_metrics(const RegressionMetrics& m) {
+  return message("top-1 agreement ", m.top1_agreement, " (", m.rows - m.agreements, " of ", m.rows,
+                 " rows disagree), max |dlogit| ", m.max_abs_logit, ", mean |dlogit| ", m.mean_abs_logit,
+                 ", KL p50/p99/max ", m.kl_p50, "/", m.kl_p99, "/", m.kl_max, ", SQNR ", m.sqnr_db, " dB",
+                 m.non_finite_rows ? message(", ", m.non_finite_rows, " rows with a non-finite logit") : std::string());
+}
+/// For a pair of versions: the lines a failure message gets about one input (its metrics, and
+/// where the versions part when they name their tensors); sets `first`. Empty for other models.
+template <typename Model>
+std::string pair_lines(Model& model, const RowVector& input, const TensorTolerances& tol, std::string& first) {
+  using Out = typename Model::Output;
+  std::string s;
+  if constexpr (has_reference_candidate<Out>::value) {
+    const RowMatrix row = input;
+    s += "  metrics on this input: " + describe_metrics(measure_pair(model, row)) + "\n";
+    if constexpr (can_localize<Out>()) {
+      const Localization l = localize_rows(model, row, tol).front();
+      first = l.first_tensor();
+      s += "  " + l.describe() + "\n";
+    }
+  }
+  return s;
 }
 /// A finding's lineage, for messages.
 inline std::string lineage(const Finding& f) {
@@ -221,11 +265,40 @@ FuzzTestReport fuzz_test(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOpti
       if (fired) {
         report.passed = false;
         report.from_regression = true;
-        report.message = detail::message("nnfuzz: a saved regression input fires again: '", s.path,
-                                         "'\n  first found: ", s.finding.what, "\n  replay: nnfuzz::load_finding(\"",
-                                         s.path, "\") and fuzzer.replay(...) (no fuzzing was done)");
+        std::string where;
+        if constexpr (!FuzzerT::kStructured) {
+          auto model = fuzzer.model();
+          where = detail::pair_lines(model, s.finding.input, options.tolerances, report.first_diverging_tensor);
+        }
+        report.message = detail::message(
+            "nnfuzz: a saved regression input fires again: '", s.path, "'\n  first found: ", s.finding.what, "\n",
+            where, "  replay: nnfuzz::load_finding(\"", s.path, "\") and fuzzer.replay(...) (no fuzzing was done)");
         return report;
       }
+    }
+  }
+  if (options.gate.active()) {
+    options.gate.validate();
+    using Out = typename std::decay_t<decltype(fuzzer.model())>::Output;
+    if constexpr (!FuzzerT::kStructured && detail::has_reference_candidate<Out>::value) {
+      const RowMatrix& seed_rows = seeds;
+      const RowMatrix& rows = options.gate_rows.size() > 0 ? options.gate_rows : seed_rows;
+      auto model = fuzzer.model();
+      report.metrics = measure_pair(model, rows, options.batch_size > 0 ? options.batch_size : Index{256});
+      const std::string broken = options.gate.violations(report.metrics);
+      if (!broken.empty()) {
+        report.passed = false;
+        report.gate_failed = true;
+        report.message =
+            detail::message("nnfuzz: the metric gate failed over ", report.metrics.rows, " ",
+                            options.gate_rows.size() > 0 ? "gate rows" : "seeds", ": ", broken,
+                            "\n  metrics: ", detail::describe_metrics(report.metrics), "\n  (no fuzzing was done)");
+        return report;
+      }
+    } else {
+      detail::fail(
+          "fuzz_test(): option 'gate' needs a pair of versions on dense inputs: a model whose Output has RowMatrix "
+          "members `reference` and `candidate` (VersionPair, PairTarget)");
     }
   }
   // The fuzzer's own options come back however this returns (a finding, an exception): the
@@ -251,6 +324,10 @@ FuzzTestReport fuzz_test(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOpti
   std::ostringstream m;
   m << "nnfuzz: the objective fired: " << f.what << "\n  after " << r.stats.executions << " executions (seed "
     << report.seed << ", budget " << fo.max_executions << "), from " << detail::lineage(f) << "\n";
+  if constexpr (!FuzzerT::kStructured) {
+    auto model = fuzzer.model();
+    m << detail::pair_lines(model, f.input, options.tolerances, report.first_diverging_tensor);
+  }
   // Saves a finding in regression_dir; if it cannot be (a read-only file system, no space), in
   // a fallback directory, and the message says why and gives the input itself: a finding that
   // fired is never lost behind an I/O error.
