@@ -76,16 +76,17 @@ TEST_CASE("write_regression_report: report.md, metrics.csv, layers.csv and a cha
   const std::vector<std::string> l = lines_of(files.layers_csv);
   REQUIRE(l.size() == 4);  // header + three tensors of float16
   CHECK(l[0] == "candidate,tensor,units,inputs,first_diverging,mean_max_error,max_error,median_sqnr_db");
-  CHECK(l[1] == "float16,dense1,ulps,4,1,1.125,3,40");   // (3 + 0.5 x 3) / 4
-  CHECK(l[3] == "float16,logits,ulps,4,2,1.75,3,40");    // (3 + 0.5 + 3 + 0.5) / 4
+  CHECK(l[1] == "float16,dense1,ulps,4,1,1.125,3,40");  // (3 + 0.5 x 3) / 4
+  CHECK(l[3] == "float16,logits,ulps,4,2,1.75,3,40");   // (3 + 0.5 + 3 + 0.5) / 4
 
   std::ifstream md_in(files.markdown);
   const std::string md((std::istreambuf_iterator<char>(md_in)), {});
-  CHECK_THAT(md, Catch::StartsWith("# digits\n") && Catch::Contains("## float16") &&
-                     Catch::Contains("**Gate: failed** — top-1 agreement 0.666667 < 0.99") &&
-                     Catch::Contains("- `dense1`: 1 finding\n- `logits`: 2 findings\n- none over its tolerance: 1 finding") &&
-                     Catch::Contains("![per-layer error of float16](layers-float16.svg)") &&
-                     Catch::Contains("## retrained, v2\n\n**Gate: passed.**") && Catch::Contains("No findings localised."));
+  CHECK_THAT(
+      md, Catch::StartsWith("# digits\n") && Catch::Contains("## float16") &&
+              Catch::Contains("**Gate: failed** — top-1 agreement 0.666667 < 0.99") &&
+              Catch::Contains("- `dense1`: 1 finding\n- `logits`: 2 findings\n- none over its tolerance: 1 finding") &&
+              Catch::Contains("![per-layer error of float16](layers-float16.svg)") &&
+              Catch::Contains("## retrained, v2\n\n**Gate: passed.**") && Catch::Contains("No findings localised."));
   REQUIRE(files.charts.size() == 1);
   std::ifstream svg_in(files.charts[0]);
   const std::string svg((std::istreambuf_iterator<char>(svg_in)), {});

@@ -150,3 +150,24 @@ TEST_CASE("ToleranceObjective: fires on a logit two int8 steps off, not on one",
   CHECK_THAT(obj.describe(out, 2), Catch::StartsWith("logit 1 off by 3 steps"));
   CHECK_THROWS_WITH(ToleranceObjective(Tolerance::int8(0.25, -1)), Catch::Contains("'steps'"));
 }
+
+TEST_CASE("disagreement_objective(Tolerance): the tie margin in ulps or steps", "[tolerance]") {
+  const DisagreementObjective h = disagreement_objective(Tolerance::float16(2));
+  CHECK(h.min_margin() == 0);
+  CHECK(h.half_ulps() == 2);
+  const DisagreementObjective q = disagreement_objective(Tolerance::int8(0.25, 2));
+  CHECK(q.min_margin() == 0.5f);
+  CHECK(q.half_ulps() == 0);
+  CHECK(disagreement_objective(Tolerance::float32(0.1)).min_margin() == 0.1f);
+  // A flip by 0.25 (one step) is a tie under two steps; by 0.75, a disagreement.
+  LogitsOut out;
+  out.reference.resize(2, 2);
+  out.candidate.resize(2, 2);
+  out.reference << 1, 0, 1, 0;
+  out.candidate << 1, 1.25f, 1, 1.75f;
+  CHECK(!q.disagrees(out, 0));
+  CHECK(q.disagrees(out, 1));
+  CHECK_THROWS_WITH(disagreement_objective(Tolerance::bfloat16(1)),
+                    Catch::Contains("disagreement_objective()") && Catch::Contains("bfloat16"));
+  CHECK_THROWS_WITH(disagreement_objective(Tolerance::float32(0.1, 0.01)), Catch::Contains("'rtol' 0.01"));
+}

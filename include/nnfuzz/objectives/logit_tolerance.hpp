@@ -9,6 +9,7 @@
 #include "../detail/config.hpp"
 #include "../detail/traits.hpp"
 #include "../tolerance.hpp"
+#include "differential.hpp"
 
 #include <string>
 
@@ -60,5 +61,31 @@ class ToleranceObjective {
  private:
   Tolerance tolerance_;
 };
+
+/// A DisagreementObjective whose tie margin is a Tolerance of the candidate's logits: a
+/// disagreement counts only when the candidate prefers its class by more than the tolerance —
+/// float16: `ulps` float16 ulps of those logits (DisagreementObjective(0, ulps)); int8: `steps`
+/// quantisation steps, steps × scale (DisagreementObjective(steps × scale), which the reference's
+/// margin must exceed too); float32 with rtol 0: atol (DisagreementObjective(atol)). Throws
+/// std::invalid_argument for bfloat16 and for a float32 rtol above 0, which its margins cannot
+/// express (use ToleranceObjective for those).
+inline DisagreementObjective disagreement_objective(const Tolerance& logits) {
+  logits.validate();
+  switch (logits.format) {
+    case NumberFormat::float16:
+      return DisagreementObjective(0.0f, static_cast<float>(logits.ulps));
+    case NumberFormat::int8:
+      return DisagreementObjective(static_cast<float>(logits.steps * logits.scale));
+    case NumberFormat::bfloat16:
+      detail::fail("disagreement_objective(): a bfloat16 tolerance (", logits.describe(),
+                   ") has no DisagreementObjective margin (it counts float16 ulps); use ToleranceObjective");
+    case NumberFormat::float32:
+      break;
+  }
+  if (logits.rtol > 0)
+    detail::fail("disagreement_objective(): a float32 tolerance with option 'rtol' ", logits.rtol,
+                 " has no DisagreementObjective margin (an absolute one only); set rtol = 0 or use ToleranceObjective");
+  return DisagreementObjective(static_cast<float>(logits.atol));
+}
 
 }  // namespace nnfuzz

@@ -141,11 +141,12 @@ inline std::string layer_chart_svg(const std::string& title, const std::vector<L
     const LayerSummary& l = layers[i];
     const int y = top + bar_h * static_cast<int>(i);
     const bool over = l.first_here > 0;
-    s << "<text x=\"" << left - 6 << "\" y=\"" << y + 15 << "\" text-anchor=\"end\">" << xml_text(l.name) << "</text>\n";
-    s << "<rect x=\"" << left << "\" y=\"" << y + 3 << "\" width=\"" << fmt(length(l.mean_units))
-      << "\" height=\"" << bar_h - 6 << "\" fill=\"" << (over ? "#c0392b" : "#2e86c1") << "\"/>\n";
-    s << "<text x=\"" << left + static_cast<int>(length(l.mean_units)) + 4
-      << "\" y=\"" << y + 15 << "\">" << fmt(l.mean_units) << (l.units[0] ? " " : "") << l.units << "</text>\n";
+    s << "<text x=\"" << left - 6 << "\" y=\"" << y + 15 << "\" text-anchor=\"end\">" << xml_text(l.name)
+      << "</text>\n";
+    s << "<rect x=\"" << left << "\" y=\"" << y + 3 << "\" width=\"" << fmt(length(l.mean_units)) << "\" height=\""
+      << bar_h - 6 << "\" fill=\"" << (over ? "#c0392b" : "#2e86c1") << "\"/>\n";
+    s << "<text x=\"" << left + static_cast<int>(length(l.mean_units)) + 4 << "\" y=\"" << y + 15 << "\">"
+      << fmt(l.mean_units) << (l.units[0] ? " " : "") << l.units << "</text>\n";
   }
   s << "<text x=\"4\" y=\"" << height - 8
     << "\" fill=\"#555\">red: the first diverging tensor of some finding</text>\n</svg>\n";
