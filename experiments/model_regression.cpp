@@ -20,6 +20,9 @@
 #include <nnfuzz/minimize.hpp>
 #include <nnfuzz/models/prune.hpp>
 #include <nnfuzz/models/quantize.hpp>
+#include <nnfuzz/regression/localize.hpp>
+#include <nnfuzz/regression/metrics.hpp>
+#include <nnfuzz/regression/report.hpp>
 #include <nnfuzz/targets/version_pair.hpp>
 
 #include <CLI/CLI.hpp>
@@ -62,6 +65,12 @@ struct Classifier {
   struct Output {
     typename Net::Trace trace;
     RowMatrix logits;
+    /// The trace's named tensors, where the network names them (Mlp: dense1, relu1, ..., logits;
+    /// Int8Mlp's trace holds codes and does not): what localisation compares.
+    template <class F, class T = typename Net::Trace>  // T: SFINAE in the immediate context
+    auto for_each_tensor(F&& f) const -> decltype(std::declval<const T&>().for_each_tensor(f)) {
+      return trace.for_each_tensor(f);
+    }
   };
   Net net;
   Index input_dim() const { return net.input_dim(); }
@@ -82,6 +91,7 @@ struct SeedResult {
   bool found = false;            // a confirmed disagreement
   std::uint64_t executions = 0;  // to the first confirmed disagreement (or the budget)
   PerturbationSize before, after;
+  RowVector input;  // the confirmed disagreement
 };
 
 // Re-evaluates a saved input from scratch, in a batch of the shape it was found in.
@@ -113,6 +123,7 @@ SeedResult fuzz_seed(const Settings& s, const P& pair, Coverage coverage, float 
   if (!recheck(local, f.input, s.batch)) return r;
   r.found = true;
   r.executions = f.execution;
+  r.input = f.input;
   MinimizeOptions mo;
   mo.confirm_batch_size = s.batch;
   mo.max_executions = static_cast<Index>(s.minimize_executions);
@@ -171,9 +182,27 @@ int jobs_of(const Settings& s) {
   return s.jobs > 0 ? s.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+// The release gate the report applies to every candidate: PyTorch's SQNR >= 30 dB on the logits,
+// 99% top-1 agreement and a KL p99 of 0.01 nats over the test set.
+MetricGate release_gate() {
+  MetricGate g;
+  g.min_top1_agreement = 0.99;
+  g.max_kl_p99 = 0.01;
+  g.min_sqnr_db = 30;
+  return g;
+}
+
+// What localisation compares each tensor under: float16 candidates in float16 ulps, the float
+// ones with a float32 atol / rtol.
+TensorTolerances tolerances_for(const std::string& candidate) {
+  if (candidate == "float16") return TensorTolerances(Tolerance::float16(4));
+  return TensorTolerances(Tolerance::float32(1e-4, 1e-3));
+}
+
 template <typename Net>
 void run_candidate(const Settings& s, const ex::Data& data, const std::string& name, const Mlp<float>& old_net,
-                   Net candidate, std::vector<ModelRow>& models, std::vector<Config>& configs) {
+                   Net candidate, std::vector<ModelRow>& models, std::vector<Config>& configs,
+                   std::vector<CandidateReport>& reports) {
   Pair<Net> pair(Classifier<Mlp<float>>{old_net}, Classifier<Net>{std::move(candidate)});
   ModelRow m;
   m.data = data.name;
@@ -209,6 +238,31 @@ void run_candidate(const Settings& s, const ex::Data& data, const std::string& n
       for (auto& t : threads) t.join();
       configs.push_back(std::move(c));
     }
+  // The report: metrics over the test set and over every confirmed finding of this candidate
+  // (all eps and methods), the gate's verdict, and where each finding parts.
+  CandidateReport cr;
+  cr.name = data.name + " " + name;
+  cr.data = measure_pair(pair, data.test.images, s.batch);
+  cr.gate = release_gate().violations(cr.data);
+  cr.gated = true;
+  std::vector<Finding> found;
+  for (std::size_t k = configs.size() - 2 * s.eps.size(); k < configs.size(); ++k)
+    for (const SeedResult& r : configs[k].results)
+      if (r.found) {
+        Finding f;
+        f.input = r.input;
+        found.push_back(std::move(f));
+      }
+  if (!found.empty()) cr.findings = measure_pair(pair, finding_inputs(found), s.batch);
+  if constexpr (can_localize<typename Pair<Net>::Output>()) {
+    if (!found.empty()) cr.where = localize_findings(pair, found, tolerances_for(name));
+  }
+  std::cout << cr.name << ": gate " << (cr.gate.empty() ? "passed" : "failed: " + cr.gate) << "; " << found.size()
+            << " findings";
+  for (const DivergenceGroup& g : group_by_first_tensor(cr.where))
+    std::cout << ", " << g.count << " part at " << (g.tensor.empty() ? "none" : g.tensor);
+  std::cout << "\n";
+  reports.push_back(std::move(cr));
 }
 
 // Trains (or loads from the model cache) a pruned and fine-tuned copy of the old model.
@@ -235,26 +289,28 @@ Mlp<float> pruned(const Settings& s, const ex::Data& data, const ex::Recipe& r, 
   return net;
 }
 
-void run_data(const Settings& s, const std::string& dir, std::vector<ModelRow>& models, std::vector<Config>& configs) {
+void run_data(const Settings& s, const std::string& dir, std::vector<ModelRow>& models, std::vector<Config>& configs,
+              std::vector<CandidateReport>& reports) {
   const ex::Scale scale{"01"};
   const ex::Data data = ex::load_data(dir, scale);
   const ex::Recipe recipe = ex::recipe("adam", s.train_steps);
   const Mlp<float> old_net = ex::train_or_load(recipe, data, scale, s.models_dir, std::cout);
   for (const std::string& c : s.candidates) {
     if (c == "float16") {
-      run_candidate(s, data, c, old_net, old_net.half_arithmetic(), models, configs);
+      run_candidate(s, data, c, old_net, old_net.half_arithmetic(), models, configs, reports);
     } else if (c == "int8") {
       const Index n = std::min(s.calibration, data.train.images.rows());
-      run_candidate(s, data, c, old_net, quantize_int8(old_net, data.train.images.topRows(n)), models, configs);
+      run_candidate(s, data, c, old_net, quantize_int8(old_net, data.train.images.topRows(n)), models, configs,
+                    reports);
     } else if (c == "pruned50" || c == "pruned90") {
       run_candidate(s, data, c, old_net, pruned(s, data, recipe, old_net, c == "pruned50" ? 0.5f : 0.9f), models,
-                    configs);
+                    configs, reports);
     } else {  // retrained: the same recipe, another seed (initialisation and shuffling)
       ex::Recipe again = recipe;
       again.train.seed = recipe.train.seed + 1;
       again.name += "-seed" + std::to_string(again.train.seed);
       run_candidate(s, data, c, old_net, ex::train_or_load(again, data, scale, s.models_dir, std::cout), models,
-                    configs);
+                    configs, reports);
     }
   }
 }
@@ -374,13 +430,18 @@ void run_experiment(const Settings& s) {
   ex::fs::create_directories(s.out_dir);
   std::vector<ModelRow> models;
   std::vector<Config> configs;
+  std::vector<CandidateReport> reports;
   for (const std::string& dir : {s.data_dir, s.fashion_dir})
-    if (!dir.empty()) run_data(s, dir, models, configs);
+    if (!dir.empty()) run_data(s, dir, models, configs, reports);
+  const ReportFiles rf = write_regression_report(s.out_dir + "/report", reports, "Release report: model_regression");
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string md = report(s, models, configs, seconds);
   const std::string path = s.out_dir + "/results.md";
   ex::write_text_file(path, md);
-  std::cout << "\n" << md << "\ntables: " << path << ", per-seed CSV: " << s.out_dir << "/seeds.csv\n";
+  std::cout << "\n"
+            << md << "\ntables: " << path << ", per-seed CSV: " << s.out_dir
+            << "/seeds.csv, release report: " << rf.markdown << " (" << rf.metrics_csv << ", " << rf.layers_csv
+            << ")\n";
   ex::check_stdout();
 }
 

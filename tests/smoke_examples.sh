@@ -101,6 +101,8 @@ rows=$(grep -Ec '^\| data \| (float16|int8|pruned50|pruned90|retrained) \| 0\.[1
 [[ "${rows}" == 20 ]] || fail "model_regression table has ${rows} rows, expected 20"
 grep -q '^| data | retrained | ' "${work}/mr.txt" || fail "model_regression printed no table"
 [[ $(wc -l < "${work}/mr/seeds.csv") -gt 1 ]] || fail "model_regression wrote no seeds.csv rows"
+[[ -s "${work}/mr/report/report.md" && -s "${work}/mr/report/layers.csv" ]] || fail "model_regression wrote no release report"
+[[ $(wc -l < "${work}/mr/report/metrics.csv") -gt 5 ]] || fail "model_regression report/metrics.csv lacks a row per candidate"
 
 if command -v gnuplot > /dev/null; then
   [[ -s "${work}/nan/corpus_growth.png" ]] || fail "no corpus_growth.png"

@@ -2,6 +2,7 @@
 // Fuzzing as a unit test (testing.hpp, testing/catch2.hpp): the report, the regression corpus,
 // the environment overrides and bad input.
 #include <catch2/catch.hpp>
+#include <nnfuzz/targets/version_pair.hpp>
 #include <nnfuzz/testing/catch2.hpp>
 
 #include "support/child_process.hpp"
@@ -221,4 +222,202 @@ TEST_CASE("fuzz_test: a saved regression input that is not finite is refused nam
   o.regression_dir = dir;
   o.max_executions = 1000;
   CHECK_THROWS_WITH(fuzz_test(f2, seeds, o), Catch::Contains(path) && Catch::Contains("non-finite"));
+}
+
+TEST_CASE("fuzz_test: a relative regression_dir resolves against NNFUZZ_REGRESSION_ROOT or base_dir, never the cwd",
+          "[testing]") {
+  nnfuzz_test::TempDir tmp("nnfuzz_testing_rel");
+  fs::create_directories(tmp.dir / "corpus");
+  const RowMatrix seeds = nnfuzz_test::planted_seeds();
+  auto good = fuzzer_for(1);
+  FuzzTestOptions o;
+  o.max_executions = 500;
+  o.regression_dir = "corpus";
+  // Neither root: refused, saying what to set (the cwd would be the build directory under ctest).
+  CHECK_THROWS_WITH(fuzz_test(good, seeds, o), Catch::Contains("'corpus' is relative") &&
+                                                   Catch::Contains("NNFUZZ_REGRESSION_ROOT") &&
+                                                   Catch::Contains("NNFUZZ_SOURCE_DIR"));
+  o.base_dir = tmp.dir.string();
+  CHECK(fuzz_test(good, seeds, o).regression_dir == (tmp.dir / "corpus").lexically_normal().string());
+  {
+    nnfuzz_test::TempDir other("nnfuzz_testing_root");
+    fs::create_directories(other.dir / "corpus");
+    EnvVar root("NNFUZZ_REGRESSION_ROOT", other.dir.c_str());  // the variable wins over base_dir
+    CHECK(fuzz_test(good, seeds, o).regression_dir == (other.dir / "corpus").lexically_normal().string());
+  }
+  // An absolute directory is itself.
+  o.regression_dir = (tmp.dir / "corpus").string();
+  o.base_dir = "/elsewhere";
+  CHECK(fuzz_test(good, seeds, o).regression_dir == (tmp.dir / "corpus").lexically_normal().string());
+  // NNFUZZ_SOURCE_DIR is this file's directory; the glue fills base_dir and name from the test.
+  // (A build that passes sources by a relative path, e.g. Meson, gives a relative __FILE__,
+  // taken against the working directory: checked only where it resolves.)
+  if (!fs::is_directory(fs::path(NNFUZZ_SOURCE_DIR) / "support")) {
+    WARN("__FILE__ '" << __FILE__ << "' does not resolve from this working directory: skipped");
+    return;
+  }
+  CHECK(fs::path(NNFUZZ_SOURCE_DIR).is_absolute());
+  FuzzTestOptions rel;
+  rel.max_executions = 500;
+  rel.regression_dir = "support";  // tests/support exists; the good model writes nothing
+  const FuzzTestReport r = detail::fuzz_test_from(__FILE__, "my test: v2", good, seeds, rel);
+  CHECK(r.passed);
+  CHECK(fs::path(r.regression_dir) == (fs::path(NNFUZZ_SOURCE_DIR) / "support" / "my_test__v2").lexically_normal());
+  NNFUZZ_CHECK_NO_FINDING(good, seeds, rel);
+}
+
+TEST_CASE("fuzz_test: tests sharing a regression_dir keep their findings apart by name", "[testing]") {
+  nnfuzz_test::TempDir tmp("nnfuzz_testing_ns");
+  const std::string dir = tmp.dir.string();
+  const RowMatrix seeds = nnfuzz_test::planted_seeds();
+  // Another test, on inputs 8 wide, saved a finding in the shared directory under its name.
+  Finding other;
+  other.input = RowVector::Zero(8);
+  other.what = "x";
+  save_finding((tmp.dir / "narrow_test").string(), other, 1);
+  FuzzTestOptions o;
+  o.seed = 3;
+  o.regression_dir = dir;
+  o.name = "wide test";
+  auto bad = fuzzer_for(2);
+  const FuzzTestReport r = fuzz_test(bad, seeds, o);
+  REQUIRE(!r.passed);
+  CHECK(!r.from_regression);
+  CHECK(r.regression_dir == (tmp.dir / "wide_test").string());
+  REQUIRE(!r.files.empty());
+  CHECK_THAT(r.files[0], Catch::StartsWith((tmp.dir / "wide_test" / "findings").string()));
+  CHECK(fuzz_test(bad, seeds, o).from_regression);  // its own corpus, replayed first
+  // Without names the two corpora mix: the error says how to keep them apart.
+  save_finding(dir, other, 1);
+  o.name.clear();
+  CHECK_THROWS_WITH(fuzz_test(bad, seeds, o),
+                    Catch::Contains("does not fit this model") && Catch::Contains("FuzzTestOptions::name"));
+}
+
+TEST_CASE("fuzz_test: the fuzzer's own options come back afterwards, also after an error", "[testing]") {
+  const RowMatrix seeds = nnfuzz_test::planted_seeds();
+  auto f = fuzzer_for(2);
+  FuzzOptions mine = f.options();
+  mine.seed = 99;
+  mine.max_executions = 123456;
+  mine.max_seconds = 30;
+  mine.max_findings = 7;
+  f.set_options(mine);
+  FuzzTestOptions o;
+  o.seed = 3;
+  o.minimize = false;
+  auto same = [&](const FuzzOptions& x) {
+    return x.seed == 99 && x.max_executions == 123456 && x.max_seconds == 30 && x.max_findings == 7 &&
+           x.batch_size == mine.batch_size;
+  };
+  CHECK(!fuzz_test(f, seeds, o).passed);  // a finding
+  CHECK(same(f.options()));
+  auto g = fuzzer_for(1);
+  g.set_options(mine);
+  o.batch_size = 10;
+  o.max_executions = 500;
+  CHECK(fuzz_test(g, seeds, o).passed);  // no finding
+  CHECK(same(g.options()));
+  nnfuzz_test::TempDir tmp("nnfuzz_testing_restore");
+  Finding other;
+  other.input = RowVector::Zero(8);
+  other.what = "x";
+  save_finding(tmp.dir.string(), other, 1);
+  o.regression_dir = tmp.dir.string();
+  CHECK_THROWS(fuzz_test(g, seeds, o));  // an error
+  CHECK(same(g.options()));
+}
+
+TEST_CASE("fuzz_test: NNFUZZ_BUDGET=0.00001 is refused naming the variable and its value", "[testing]") {
+  const RowMatrix seeds = nnfuzz_test::planted_seeds();
+  auto f = fuzzer_for(1);
+  FuzzTestOptions o;  // max_executions 20000 x 0.00001 = 0.2 executions
+  EnvVar budget("NNFUZZ_BUDGET", "0.00001");
+  try {
+    fuzz_test(f, seeds, o);
+    FAIL("no error");
+  } catch (const std::invalid_argument& e) {
+    const std::string m = e.what();
+    CHECK_THAT(m, Catch::StartsWith("fuzz_test(): environment variable NNFUZZ_BUDGET='0.00001'") &&
+                      Catch::Contains("budget of 0 executions"));
+    CHECK_THAT(m, !Catch::Contains("max_iterations") && !Catch::Contains("max_seconds"));
+  }
+}
+
+namespace {
+// A user's two-layer model in two versions: "hidden" is the input, "logits" the hidden values
+// with class 1 scaled by `gain` — version 2 (gain 1.5) differs in its second layer only.
+struct TwoLayer {
+  struct Output {
+    RowMatrix hidden, logits, coverage;
+    template <class F>
+    void for_each_tensor(F&& f) const {
+      f("hidden", hidden);
+      f("logits", logits);
+    }
+  };
+  float gain = 1;
+  Index input_dim() const { return 2; }
+  void evaluate(const Eigen::Ref<const RowMatrix>& batch, Output& out) const {
+    out.hidden = batch;
+    out.logits = batch;
+    out.logits.col(1) *= gain;
+    out.coverage = out.logits;
+  }
+};
+auto pair_fuzzer(float gain) {
+  FuzzOptions o;
+  o.batch_size = 20;
+  return make_fuzzer(VersionPair(TwoLayer{1}, TwoLayer{gain}), RecentSampler(), GaussianMutator(0.2f),
+                     BruteForceCoverage(0.01f), DisagreementObjective(), o);
+}
+}  // namespace
+
+TEST_CASE("fuzz_test: a pair's failure names the first diverging tensor and the metrics", "[testing]") {
+  RowMatrix s = RowMatrix::Constant(2, 2, 0.5f);
+  s.col(1).setConstant(0.25f);  // class 0 for both versions
+  auto f = pair_fuzzer(1.5f);
+  FuzzTestOptions o;
+  o.minimize = false;
+  const FuzzTestReport r = fuzz_test(f, s, o);
+  REQUIRE(!r.passed);
+  CHECK(r.first_diverging_tensor == "logits");
+  CHECK_THAT(r.message, Catch::Contains("metrics on this input: top-1 agreement 0 (1 of 1 rows disagree)") &&
+                            Catch::Contains("first diverging tensor: logits") &&
+                            Catch::Contains("before it: hidden 0"));
+  auto same = pair_fuzzer(1.0f);
+  CHECK(fuzz_test(same, s, o).passed);
+}
+
+TEST_CASE("fuzz_test: the metric gate fails a pair over a data set before fuzzing", "[testing]") {
+  RowMatrix s = RowMatrix::Constant(2, 2, 0.5f);
+  s.col(1).setConstant(0.25f);
+  RowMatrix data(4, 2);
+  data << 1, 0, 1, 0.9f, 0.2f, 0.1f, 0.3f, 0.15f;  // row 1 flips under gain 1.5 (0.9 x 1.5 > 1)
+  auto f = pair_fuzzer(1.5f);
+  FuzzTestOptions o;
+  o.gate.min_top1_agreement = 0.99;
+  o.gate_rows = data;
+  const FuzzTestReport r = fuzz_test(f, s, o);
+  REQUIRE(!r.passed);
+  CHECK(r.gate_failed);
+  CHECK(r.executions == 0);
+  CHECK(r.metrics.rows == 4);
+  CHECK(r.metrics.agreements == 3);
+  CHECK_THAT(r.message,
+             Catch::StartsWith("nnfuzz: the metric gate failed over 4 gate rows: top-1 agreement 0.75 < 0.99") &&
+                 Catch::Contains("KL p50/p99/max"));
+  // The same versions pass a gate they meet, and then fuzz.
+  o.gate.min_top1_agreement = 0.7;
+  o.gate.min_sqnr_db = 5;
+  o.max_executions = 200;
+  auto same = pair_fuzzer(1.0f);
+  const FuzzTestReport ok = fuzz_test(same, s, o);
+  CHECK(ok.passed);
+  CHECK(ok.metrics.top1_agreement == 1);
+  CHECK(ok.executions >= 200);
+  // A gate on a model that is not a pair is refused.
+  auto single = fuzzer_for(1);
+  CHECK_THROWS_WITH(fuzz_test(single, nnfuzz_test::planted_seeds(), o),
+                    Catch::Contains("fuzz_test(): option 'gate' needs a pair of versions"));
 }

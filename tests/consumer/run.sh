@@ -84,7 +84,7 @@ case "${mode}" in
     step "${work}/unit_tests/catch2_app"
     for t in gtest_app catch2_app; do
       if out="$(PLANTED_REGRESSION=1 "${work}/unit_tests/${t}" 2>&1)"; then fail "${t} passed on the planted regression"; fi
-      for want in "the objective fired: non-finite" "saved: ${work}/unit_tests/regressions-${t}/planted/findings/" \
+      for want in "the objective fired: non-finite" "saved: ${work}/unit_tests/regressions-${t}/planted/" "/findings/finding-" \
                   "minimised: L0" "NNFUZZ_SEED=1"; do
         [[ "${out}" == *"${want}"* ]] || fail "${t}: the failure message lacks '${want}':"$'\n'"${out}"
       done

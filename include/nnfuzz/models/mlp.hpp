@@ -34,6 +34,17 @@ struct MlpTrace {
   std::vector<RowMatrix> scratch;  ///< working buffers of the float16 kernel (unused for float)
   /// The logits (the last layer's pre-activation).
   const Matrix& logits() const { return pre.back(); }
+  /// Visits every tensor in the order computed, as f(name, matrix): "dense1", "relu1", "dense2",
+  /// "relu2", …, "logits" (layer l's pre- and post-activation; the names NanTarget uses), for
+  /// localisation (regression/localize.hpp). The input is not visited.
+  template <class F>
+  void for_each_tensor(F&& f) const {
+    for (std::size_t l = 0; l + 1 < pre.size(); ++l) {
+      f("dense" + std::to_string(l + 1), pre[l]);
+      f("relu" + std::to_string(l + 1), post[l]);
+    }
+    if (!pre.empty()) f(std::string("logits"), pre.back());
+  }
 };
 
 /// A multilayer perceptron: ReLU hidden layers, linear logits, evaluated a batch at a time.

@@ -16,6 +16,9 @@
 #include "../fuzzer.hpp"
 #include "../campaign/saver.hpp"
 #include "../minimize.hpp"
+#include "../regression/localize.hpp"
+#include "../regression/metrics.hpp"
+#include "../tolerance.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -45,7 +48,76 @@ struct FuzzTestOptions {
   std::string regression_dir;
   /// Minimise a new dense finding towards its root seed (minimize.hpp) and report its size.
   bool minimize = true;
+  /// The test's name: its findings live in regression_dir/<name>/ (characters other than
+  /// letters, digits, '.', '-' and '_' become '_'), so tests that share one regression_dir,
+  /// even with inputs of different widths, never replay each other's findings. Empty: directly
+  /// in regression_dir. The glue (NNFUZZ_REQUIRE_NO_FINDING, finds_nothing(),
+  /// NNFUZZ_EXPECT_NO_FINDING) fills it with the Catch2 / GoogleTest test's name when empty.
+  std::string name;
+  /// What a relative regression_dir is relative to (see resolve_regression_dir()): usually the
+  /// test source's directory, NNFUZZ_SOURCE_DIR. The environment variable
+  /// NNFUZZ_REGRESSION_ROOT, when set, takes precedence. The Catch2 macros and
+  /// NNFUZZ_EXPECT_NO_FINDING fill it with their caller's source directory when empty.
+  std::string base_dir;
+  /// A release gate on two versions (a model whose Output has `reference` and `candidate`
+  /// logits: VersionPair, PairTarget): when a threshold is set (MetricGate::active()), the
+  /// pair is measured over `gate_rows` (regression/metrics.hpp) after the regression corpus is
+  /// replayed and before fuzzing, and the test fails, naming each metric over its threshold.
+  MetricGate gate;
+  /// The data set the gate measures (rows = inputs); empty: the seeds.
+  RowMatrix gate_rows;
+  /// The tolerances a finding of a pair is localised with (regression/localize.hpp): when both
+  /// versions name their tensors (can_localize()), the message names the first tensor over its
+  /// tolerance and each tensor's error before it.
+  TensorTolerances tolerances;
 };
+
+/// The directory of a source file, absolute: `source_dir(__FILE__)` (NNFUZZ_SOURCE_DIR) is
+/// where a test's regression corpus is committed. A relative `file` (as some build systems,
+/// e.g. Meson, pass sources to the compiler) is taken relative to the working directory.
+inline std::string source_dir(const char* file) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::absolute(std::filesystem::path(file), ec);
+  return (ec ? std::filesystem::path(file) : p).parent_path().string();
+}
+
+/// The directory of the source file that expands it (`FuzzTestOptions::base_dir = NNFUZZ_SOURCE_DIR;`).
+#define NNFUZZ_SOURCE_DIR (::nnfuzz::source_dir(__FILE__))
+
+/// Where fuzz_test() keeps a test's regression corpus: `regression_dir` itself when absolute;
+/// a relative one is resolved against NNFUZZ_REGRESSION_ROOT when that environment variable is
+/// set and not empty, else against `base_dir` — never against the working directory (under
+/// ctest, the build directory), where a new corpus would silently start. Then, when `name` is
+/// not empty, its sanitised form is appended. Empty regression_dir: empty (no corpus).
+/// Throws std::invalid_argument for a relative regression_dir with neither root.
+inline std::string resolve_regression_dir(const FuzzTestOptions& o) {
+  namespace fs = std::filesystem;
+  if (o.regression_dir.empty()) return {};
+  fs::path dir(o.regression_dir);
+  if (dir.is_relative()) {
+    const char* root = std::getenv("NNFUZZ_REGRESSION_ROOT");
+    if (root && *root)
+      dir = fs::path(root) / dir;
+    else if (!o.base_dir.empty())
+      dir = fs::path(o.base_dir) / dir;
+    else
+      detail::fail("fuzz_test(): option 'regression_dir' '", o.regression_dir,
+                   "' is relative, and neither the environment variable NNFUZZ_REGRESSION_ROOT nor option 'base_dir' "
+                   "says relative to what (the working directory would be the build directory under ctest): set "
+                   "base_dir = NNFUZZ_SOURCE_DIR (the test source's directory), set NNFUZZ_REGRESSION_ROOT, or give an "
+                   "absolute path");
+  }
+  if (!o.name.empty()) {
+    std::string safe = o.name;
+    for (char& c : safe)
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+            c == '_'))
+        c = '_';
+    if (safe == "." || safe == "..") safe = "_" + safe;
+    dir /= safe;
+  }
+  return dir.lexically_normal().string();
+}
 
 /// The outcome of fuzz_test(): passed, or a message a test framework prints.
 struct FuzzTestReport {
@@ -56,6 +128,12 @@ struct FuzzTestReport {
   std::uint64_t executions = 0;    ///< fuzzing executions (0 when a regression input fired)
   Index regression_inputs = 0;     ///< saved inputs replayed first
   std::vector<std::string> files;  ///< files written: the finding, then its minimised form
+  std::string regression_dir;      ///< the corpus directory used (resolve_regression_dir()), empty for none
+  bool gate_failed = false;        ///< the failure came from the metric gate
+  RegressionMetrics metrics;       ///< the gate's metrics over gate_rows (rows 0 when not measured)
+  /// The first diverging tensor of the failing input (a pair whose versions name their tensors;
+  /// "" otherwise, or when no tensor is over its tolerance).
+  std::string first_diverging_tensor;
   /// True when passed (so `EXPECT_TRUE(report)` reads naturally).
   explicit operator bool() const { return passed; }
 };
@@ -103,6 +181,31 @@ inline std::uint64_t budget_executions(std::uint64_t max_executions, double fact
          ") is a budget of 0 executions (", static_cast<double>(product), "): raise NNFUZZ_BUDGET");
   return budget;
 }
+/// "top-1 agreement 0.98 (2 of 100 rows disagree), max |dlogit| 0.5, mean |dlogit| 0.01, KL p50/p99/max
+/// 0.001/0.02/0.1, SQNR 35.2 dB".
+inline std::string describe_metrics(const RegressionMetrics& m) {
+  return message("top-1 agreement ", m.top1_agreement, " (", m.rows - m.agreements, " of ", m.rows,
+                 " rows disagree), max |dlogit| ", m.max_abs_logit, ", mean |dlogit| ", m.mean_abs_logit,
+                 ", KL p50/p99/max ", m.kl_p50, "/", m.kl_p99, "/", m.kl_max, ", SQNR ", m.sqnr_db, " dB",
+                 m.non_finite_rows ? message(", ", m.non_finite_rows, " rows with a non-finite logit") : std::string());
+}
+/// For a pair of versions: the lines a failure message gets about one input (its metrics, and
+/// where the versions part when they name their tensors); sets `first`. Empty for other models.
+template <typename Model>
+std::string pair_lines(Model& model, const RowVector& input, const TensorTolerances& tol, std::string& first) {
+  using Out = typename Model::Output;
+  std::string s;
+  if constexpr (has_reference_candidate<Out>::value) {
+    const RowMatrix row = input;
+    s += "  metrics on this input: " + describe_metrics(measure_pair(model, row)) + "\n";
+    if constexpr (can_localize<Out>()) {
+      const Localization l = localize_rows(model, row, tol).front();
+      first = l.first_tensor();
+      s += "  " + l.describe() + "\n";
+    }
+  }
+  return s;
+}
 /// A finding's lineage, for messages.
 inline std::string lineage(const Finding& f) {
   return message("seed #", f.root, ", ", f.depth, " mutation", f.depth == 1 ? "" : "s", " deep, execution ",
@@ -110,17 +213,20 @@ inline std::string lineage(const Finding& f) {
 }
 }  // namespace detail
 
-/// Runs a unit-test campaign with `fuzzer` (its policies and options; the seed, budget and
-/// max_findings = 1 are set from `options`) from `seeds` (a RowMatrix, or a vector of InputValue
+/// Runs a unit-test campaign with `fuzzer` (its policies and options; for the campaign the seed,
+/// budget and max_findings = 1 are set from `options`, and the fuzzer's own FuzzOptions are
+/// restored before it returns or throws) from `seeds` (a RowMatrix, or a vector of InputValue
 /// for structured models):
-///  1. every input of options.regression_dir is replayed (Fuzzer::replay); the first that fires
+///  1. every input of the test's corpus (resolve_regression_dir(options)) is replayed (Fuzzer::replay); the first that
+///  fires
 ///     fails the test, naming the file — no fuzzing happens;
 ///  2. then the campaign runs; a finding fails the test: it is saved to regression_dir (if set),
 ///     minimised (dense inputs), and the message gives what fired, the lineage, the files and the
 ///     code that replays it. A finding that cannot be saved there (a read-only file system) is
 ///     saved in <tmp>/nnfuzz-unsaved-findings-<uid>/ instead, and the message gives the error
 ///     and the input's values: it is reported whole all the same.
-/// Throws std::invalid_argument for a regression_dir that does not exist or is not a directory,
+/// Throws std::invalid_argument for a regression_dir that does not exist or is not a directory
+/// or is relative with nothing to resolve it against,
 /// a corrupt regression file (naming it; a non-finite saved input is one), a regression input
 /// of another shape, a bad NNFUZZ_SEED, or an NNFUZZ_BUDGET whose product with max_executions
 /// does not fit in 64 bits or rounds to 0.
@@ -132,12 +238,16 @@ FuzzTestReport fuzz_test(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOpti
   const double factor = detail::env_budget();
   if (options.max_executions < 1) detail::fail("fuzz_test(): option 'max_executions' must be >= 1, got 0");
   if (options.batch_size < 0) detail::fail("fuzz_test(): option 'batch_size' must be >= 0, got ", options.batch_size);
-  const std::string& dir = options.regression_dir;
+  const std::string dir = resolve_regression_dir(options);
+  report.regression_dir = dir;
   if (!dir.empty()) {
+    FuzzTestOptions unnamed = options;
+    unnamed.name.clear();
+    const std::string root = resolve_regression_dir(unnamed);
     std::error_code ec;
-    if (!fs::is_directory(dir, ec))
-      detail::fail("fuzz_test(): option 'regression_dir' '", dir,
-                   "' is not a directory (create it: it keeps the findings of earlier runs)");
+    if (!fs::is_directory(root, ec))
+      detail::fail("fuzz_test(): option 'regression_dir' '", options.regression_dir, "' (", root,
+                   ") is not a directory (create it: it keeps the findings of earlier runs)");
     for (const SavedFinding& s : load_findings(dir)) {
       ++report.regression_inputs;
       bool fired = false;
@@ -147,18 +257,57 @@ FuzzTestReport fuzz_test(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOpti
         else
           fired = fuzzer.replay(s.finding.input);
       } catch (const std::invalid_argument& e) {
-        detail::fail("fuzz_test(): regression input '", s.path, "' does not fit this model: ", e.what());
+        detail::fail("fuzz_test(): regression input '", s.path, "' does not fit this model: ", e.what(),
+                     options.name.empty() ? " (tests that share a regression_dir need FuzzTestOptions::name, which "
+                                            "keeps each test's findings in a directory of its own)"
+                                          : "");
       }
       if (fired) {
         report.passed = false;
         report.from_regression = true;
-        report.message = detail::message("nnfuzz: a saved regression input fires again: '", s.path,
-                                         "'\n  first found: ", s.finding.what, "\n  replay: nnfuzz::load_finding(\"",
-                                         s.path, "\") and fuzzer.replay(...) (no fuzzing was done)");
+        std::string where;
+        if constexpr (!FuzzerT::kStructured) {
+          auto model = fuzzer.model();
+          where = detail::pair_lines(model, s.finding.input, options.tolerances, report.first_diverging_tensor);
+        }
+        report.message = detail::message(
+            "nnfuzz: a saved regression input fires again: '", s.path, "'\n  first found: ", s.finding.what, "\n",
+            where, "  replay: nnfuzz::load_finding(\"", s.path, "\") and fuzzer.replay(...) (no fuzzing was done)");
         return report;
       }
     }
   }
+  if (options.gate.active()) {
+    options.gate.validate();
+    using Out = typename std::decay_t<decltype(fuzzer.model())>::Output;
+    if constexpr (!FuzzerT::kStructured && detail::has_reference_candidate<Out>::value) {
+      const RowMatrix& seed_rows = seeds;
+      const RowMatrix& rows = options.gate_rows.size() > 0 ? options.gate_rows : seed_rows;
+      auto model = fuzzer.model();
+      report.metrics = measure_pair(model, rows, options.batch_size > 0 ? options.batch_size : Index{256});
+      const std::string broken = options.gate.violations(report.metrics);
+      if (!broken.empty()) {
+        report.passed = false;
+        report.gate_failed = true;
+        report.message =
+            detail::message("nnfuzz: the metric gate failed over ", report.metrics.rows, " ",
+                            options.gate_rows.size() > 0 ? "gate rows" : "seeds", ": ", broken,
+                            "\n  metrics: ", detail::describe_metrics(report.metrics), "\n  (no fuzzing was done)");
+        return report;
+      }
+    } else {
+      detail::fail(
+          "fuzz_test(): option 'gate' needs a pair of versions on dense inputs: a model whose Output has RowMatrix "
+          "members `reference` and `candidate` (VersionPair, PairTarget)");
+    }
+  }
+  // The fuzzer's own options come back however this returns (a finding, an exception): the
+  // test's campaign settings must not leak into the caller's later runs.
+  struct Restore {
+    FuzzerT& f;
+    FuzzOptions saved;
+    ~Restore() { f.set_options(saved); }
+  } restore{fuzzer, fuzzer.options()};
   FuzzOptions fo = fuzzer.options();
   fo.seed = report.seed;
   fo.max_executions = detail::budget_executions(options.max_executions, factor);
@@ -175,6 +324,10 @@ FuzzTestReport fuzz_test(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOpti
   std::ostringstream m;
   m << "nnfuzz: the objective fired: " << f.what << "\n  after " << r.stats.executions << " executions (seed "
     << report.seed << ", budget " << fo.max_executions << "), from " << detail::lineage(f) << "\n";
+  if constexpr (!FuzzerT::kStructured) {
+    auto model = fuzzer.model();
+    m << detail::pair_lines(model, f.input, options.tolerances, report.first_diverging_tensor);
+  }
   // Saves a finding in regression_dir; if it cannot be (a read-only file system, no space), in
   // a fallback directory, and the message says why and gives the input itself: a finding that
   // fired is never lost behind an I/O error.
@@ -244,5 +397,17 @@ FuzzTestReport fuzz_test(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOpti
   report.message = m.str();
   return report;
 }
+
+namespace detail {
+/// fuzz_test() as the glue macros call it: `file` (the caller's __FILE__) fills an empty
+/// base_dir with its directory, `test_name` an empty name.
+template <typename FuzzerT, typename Seeds>
+FuzzTestReport fuzz_test_from(const char* file, const std::string& test_name, FuzzerT& fuzzer, const Seeds& seeds,
+                              FuzzTestOptions options = {}) {
+  if (options.name.empty()) options.name = test_name;
+  if (options.base_dir.empty() && file) options.base_dir = source_dir(file);
+  return fuzz_test(fuzzer, seeds, options);
+}
+}  // namespace detail
 
 }  // namespace nnfuzz
