@@ -14,6 +14,7 @@
 #include <string>
 
 #include "cli_common.hpp"
+#include "common/flags.hpp"
 
 namespace ex {
 
@@ -21,16 +22,18 @@ namespace ex {
 struct SyncFlags {
   std::string dir, worker;
   double interval = 5.0;
+  std::size_t samples_per_bug = nnfuzz::BugOptions().samples_per_bug;
   bool enabled() const { return !dir.empty(); }
 };
 
-/// Adds --sync, --worker and --sync-interval to `app`.
+/// Adds --sync, --worker, --sync-interval and --samples-per-bug to `app`.
 inline void add_sync_options(CLI::App* app, SyncFlags& f) {
   app->add_option("--sync", f.dir, "run as one worker of a campaign shared through this directory (docs/scaling.md)");
   app->add_option("--worker", f.worker, "this worker's id under --sync: [A-Za-z0-9._-], e.g. 0..N-1");
   app->add_option("--sync-interval", f.interval, "--sync: seconds between syncs")
       ->check(CLI::Range(0.01, 3600.0))
       ->capture_default_str();
+  flag::samples_per_bug(*app, f.samples_per_bug, "--sync: in this worker's directory");
 }
 
 /// Throws std::invalid_argument for --sync without a valid --worker, or --worker without --sync.
@@ -46,6 +49,7 @@ inline nnfuzz::SyncOptions sync_options(const SyncFlags& f, std::uint64_t run_se
   nnfuzz::SyncOptions o;
   o.interval_seconds = f.interval;
   o.run_seed = run_seed;
+  o.bugs.samples_per_bug = f.samples_per_bug;
   return o;
 }
 
@@ -63,17 +67,16 @@ nnfuzz::FuzzResult run_or_resume(Fuzzer& fuzzer, const Seeds& seeds, nnfuzz::Syn
   const nnfuzz::Corpus corpus = nnfuzz::load_corpus(sync.worker_dir());
   std::uint64_t done = corpus.executions();  // as Fuzzer::resume() numbers on
   for (const nnfuzz::CorpusEntry& e : corpus.entries()) done = std::max(done, e.execution);
-  nnfuzz::Index found = 0;  // this worker's findings on disk
-  std::error_code ec;       // no findings/ yet: none
-  for (const auto& f : std::filesystem::directory_iterator(sync.worker_dir() + "/findings", ec))
-    found += f.path().extension() == ".bin";  // as load_findings() counts (not *.tmp.* leftovers)
+  // The findings it reported (saved as files or counted under their bug: bugs.bin), and its files.
+  const auto reported = static_cast<nnfuzz::Index>(sync.bugs().findings());
+  const auto files = static_cast<nnfuzz::Index>(sync.bugs().files());
   nnfuzz::FuzzOptions o = fuzzer.options();
   const bool spent =
-      (o.max_executions > 0 && done >= o.max_executions) || (o.max_findings > 0 && found >= o.max_findings);
+      (o.max_executions > 0 && done >= o.max_executions) || (o.max_findings > 0 && reported >= o.max_findings);
   log << "worker " << sync.worker_id() << ": resumed from " << sync.worker_dir() << "/corpus.bin: " << corpus.size()
-      << " elements, " << done << " executions, " << found << " findings on disk; ";
+      << " elements, " << done << " executions, " << files << " findings on disk, " << reported << " reported; ";
   if (o.max_executions > 0) o.max_executions -= std::min(done, o.max_executions);
-  if (o.max_findings > 0) o.max_findings -= std::min(found, o.max_findings);
+  if (o.max_findings > 0) o.max_findings -= std::min(reported, o.max_findings);
   if (spent) {
     log << "its budget is spent, nothing to do\n" << std::flush;
     nnfuzz::FuzzResult r;
@@ -92,7 +95,8 @@ inline void print_worker_summary(std::ostream& os, const nnfuzz::SyncDirectory& 
   os << "worker " << sync.worker_id() << ": " << r.stats.executions << " executions in " << r.stats.seconds
      << " s; corpus " << r.stats.corpus_size << " (imported " << r.stats.imported << ", exported " << c.exported
      << "); findings " << r.findings.size() << " (" << c.findings << " written, " << c.duplicate_findings
-     << " already in the campaign); sync " << c.seconds << " s in " << c.syncs << " syncs\n";
+     << " already in the campaign, " << c.repeat_findings << " repeats of known bugs; " << sync.bugs().bugs().size()
+     << " bug(s)); sync " << c.seconds << " s in " << c.syncs << " syncs\n";
 }
 
 }  // namespace ex

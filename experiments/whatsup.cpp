@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // whatsup: the state of a campaign shared through a sync directory (as AFL++'s afl-whatsup):
-// one line per worker from SYNC/<id>/stats.json, the totals, and the campaign's findings
-// deduplicated by input (nnfuzz::finding_signature()). With --csv: every worker's plot.csv as
-// one CSV (worker,unix_time,…), ordered by time, for plots.
+// one line per worker from SYNC/<id>/stats.json, the totals, and the campaign's bugs: each
+// signature (nnfuzz::bug_signature()) with the findings reported under it by all workers
+// (SYNC/<id>/bugs.bin and the finding files, nnfuzz::load_bugs()) and its files; the finding
+// files are also counted by input (nnfuzz::finding_signature()). With --csv: every worker's
+// plot.csv as one CSV (worker,unix_time,…), ordered by time, for plots.
 //
 //   whatsup out/sync                 summary
 //   whatsup out/sync --csv > p.csv   progress over time
@@ -46,8 +48,18 @@ void check_stats(const json& j, const std::string& path) {
   for (const char* k : {"worker", "host", "last_error"})
     if (j.contains(k) && !j[k].is_string())
       throw std::runtime_error("file '" + path + "': key '" + k + "' is " + j[k].dump() + ", not a string");
+  if (j.contains("bug_counts")) {  // [{"signature": "...", "count": n, "files": n}, ...]
+    const json& b = j["bug_counts"];
+    bool ok = b.is_array();
+    for (std::size_t i = 0; ok && i < b.size(); ++i)
+      ok = b[i].is_object() && b[i].contains("signature") && b[i]["signature"].is_string() && b[i].contains("count") &&
+           b[i]["count"].is_number() && b[i].contains("files") && b[i]["files"].is_number();
+    if (!ok)
+      throw std::runtime_error("file '" + path + "': key 'bug_counts' is " + b.dump() +
+                               ", not an array of {\"signature\": text, \"count\": n, \"files\": n}");
+  }
   for (const auto& [k, v] : j.items()) {
-    if (k == "worker" || k == "host" || k == "last_error") continue;
+    if (k == "worker" || k == "host" || k == "last_error" || k == "bug_counts") continue;
     if (!v.is_number())
       throw std::runtime_error("file '" + path + "': key '" + k + "' is " + v.dump() + ", not a number");
   }
@@ -130,21 +142,44 @@ int summary(const std::string& sync, double stale) {
     std::cerr << "whatsup: no worker with a stats.json in '" << sync << "'\n";
     return 1;
   }
-  // Findings across workers, each input once.
+  // Finding files across workers, each input once; bugs across workers, by signature.
   std::set<std::uint64_t> unique;
-  std::map<std::string, std::size_t> by_what;
   std::size_t files = 0;
-  for (const std::string& w : workers)
-    for (const nnfuzz::SavedFinding& s : nnfuzz::load_findings((fs::path(sync) / w).string())) {
+  struct Total {
+    std::uint64_t count = 0, files = 0;
+    std::set<std::string> workers;
+  };
+  std::map<std::string, Total> bugs;
+  std::vector<std::string> order;  // signatures in the order met (workers sorted)
+  std::uint64_t reported = 0;
+  for (const std::string& w : workers) {
+    const std::string dir = (fs::path(sync) / w).string();
+    for (const nnfuzz::SavedFinding& s : nnfuzz::load_findings(dir)) {
       ++files;
-      if (unique.insert(nnfuzz::finding_signature(s.finding)).second) ++by_what[s.finding.what];
+      unique.insert(nnfuzz::finding_signature(s.finding));
     }
+    for (const nnfuzz::Bug& b : nnfuzz::load_bugs(dir)) {
+      auto [it, added] = bugs.try_emplace(b.signature);
+      if (added) order.push_back(b.signature);
+      it->second.count += b.count;
+      it->second.files += b.files.size();
+      it->second.workers.insert(w);
+      reported += b.count;
+    }
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&bugs](const std::string& a, const std::string& b) { return bugs[a].count > bugs[b].count; });
   std::cout << "\ncampaign " << sync << ": " << listed << " workers (" << alive << " alive), "
             << static_cast<long long>(execs) << " executions, " << nnfuzz::detail::compact_number(rate)
             << " exec/s now, sync " << std::fixed << std::setprecision(2)
             << (seconds > 0 ? 100.0 * sync_s / seconds : 0.0) << "% of the workers' time\n";
   std::cout << "findings: " << unique.size() << " unique input(s) in " << files << " file(s)\n";
-  for (const auto& [what, n] : by_what) std::cout << "  " << n << " x " << what << "\n";
+  std::cout << "bugs: " << bugs.size() << " signature(s), " << reported << " finding(s) reported\n";
+  for (const std::string& sig : order) {
+    const Total& t = bugs[sig];
+    std::cout << "  " << t.count << " x " << sig << "  (" << t.files << " file(s), " << t.workers.size()
+              << " worker(s))\n";
+  }
   if (!problems.empty()) {
     std::cout << "errors: " << problems.size() << " worker(s) could not read everything\n";
     for (const auto& p : problems) std::cout << "  " << p << "\n";

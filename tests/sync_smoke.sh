@@ -2,7 +2,7 @@
 # Smoke test of a campaign shared through a sync directory (docs/scaling.md): two local workers
 # of mnist_nan started by scripts/launch_local.sh on a tiny synthetic data set, whatsup's summary
 # and CSV, a late joiner that imports what they found, a restarted worker that resumes from its
-# directory, and the deployment manifests (tests/check_deploy.py: they parse, and run the same
+# directory, merge (and a worker resuming the merged directory), and the deployment manifests (tests/check_deploy.py: they parse, and run the same
 # command line as the launcher below).
 #   tests/sync_smoke.sh BUILD_DIR WORK_DIR
 set -euo pipefail
@@ -54,6 +54,19 @@ grep -Eq "^worker 0: resumed from ${sync}/0/corpus.bin: [0-9]+ elements, ${befor
   > "${work}/spent.txt" || fail "worker 0 with its budget spent exited non-zero"
 grep -Eq "^worker 0: resumed from .*, ${after} executions, .*its budget is spent" "${work}/spent.txt" \
   || fail "worker 0 with its budget spent: $(cat "${work}/spent.txt")"
+# merge: the three workers' corpora and findings as one campaign directory, which a worker resumes.
+"${xp}/merge" "${sync}" --out "${work}/merged" > "${work}/merge.txt" || fail "merge exited non-zero: $(cat "${work}/merge.txt")"
+merged=$(sed -nE 's/^merge: 3 campaign\(s\), ([0-9]+) executions; corpus [1-9][0-9]* of [1-9][0-9]* elements add coverage.*/\1/p' \
+  "${work}/merge.txt")
+[[ -n "${merged}" ]] || fail "merge: $(cat "${work}/merge.txt")"
+mkdir -p "${work}/sync2" && cp -r "${work}/merged" "${work}/sync2/m"
+"${xp}/mnist_nan" --data "${work}/data" --executions $((merged + 1000)) --max-findings 0 --sync "${work}/sync2" --worker m "${common[@]}" \
+  > "${work}/merged-resumed.txt" || fail "a worker on the merged directory exited non-zero"
+grep -Eq "^worker m: resumed from ${work}/sync2/m/corpus.bin: [0-9]+ elements, ${merged} executions" \
+  "${work}/merged-resumed.txt" || fail "the merged directory did not resume: $(cat "${work}/merged-resumed.txt")"
+if "${xp}/merge" "${sync}" --out "${work}/merged" > /dev/null 2> "${work}/merge-again.err"; then fail "merge into a full directory accepted"; fi
+grep -q "merge_campaigns(): output directory '${work}/merged' is not empty" "${work}/merge-again.err" \
+  || fail "merge into a full directory: $(cat "${work}/merge-again.err")"
 # Refused: --sync without --worker.
 if "${xp}/mnist_nan" --data "${work}/data" --sync "${sync}" > /dev/null 2> "${work}/refused.err"; then fail "--sync without --worker accepted"; fi
 grep -q -- '--sync needs --worker' "${work}/refused.err" || fail "--sync without --worker: $(cat "${work}/refused.err")"

@@ -33,14 +33,13 @@ namespace {
 struct TempDir : nnfuzz_test::TempDir {
   TempDir() : nnfuzz_test::TempDir("nnfuzz_campaign") {}
 };
-auto planted(std::uint64_t seed, std::uint64_t executions) {
-  FuzzOptions o;
-  o.batch_size = 50;
-  o.max_executions = executions;
-  o.max_findings = 0;
-  o.seed = seed;
-  return make_fuzzer(PlantedModel{}, RecentSampler(), GaussianMutator(0.05f), KdTreeCoverage(0.005f),
-                     NonFiniteObjective(), o);
+auto planted(std::uint64_t seed, std::uint64_t executions) { return nnfuzz_test::planted_nan_fuzzer(seed, executions); }
+// Every finding with a new input is a file (no per-bug limit: campaign/bugs.hpp), as these
+// tests of the file guarantees need; test_bugs.cpp tests the limit.
+BugOptions every_input() {
+  BugOptions o;
+  o.samples_per_bug = 0;
+  return o;
 }
 // Records the findings a printer would have printed: each must already be on disk, complete.
 struct OnDiskCheck {
@@ -61,7 +60,7 @@ TEST_CASE("Campaign: findings are on disk when reported - corpus and findings lo
   TempDir t;
   const std::string dir = (t.dir / "c").string();
   auto f = planted(1, 60000);
-  CampaignSaver saver(dir, 1, 0.05);  // checkpoints every 50 ms: several per run
+  CampaignSaver saver(dir, 1, 0.05, every_input());  // checkpoints every 50 ms: several per run
   OnDiskCheck check{&saver};
   const FuzzResult r = f.run(planted_seeds(), saver, check);
   REQUIRE(r.found());
@@ -188,7 +187,7 @@ void kill_campaigns(int rounds, std::uint64_t pick_seed) {
         }
       } reporter{fd};
       auto f = planted(static_cast<std::uint64_t>(round + 1), 50000000);
-      CampaignSaver saver(dir, 1, 0.05);
+      CampaignSaver saver(dir, 1, 0.05, every_input());
       f.run(planted_seeds(), saver, reporter);
     });
     ::usleep(static_cast<useconds_t>(150000 + pick.uniform_index(600000)));  // 0.15 - 0.75 s

@@ -85,6 +85,14 @@ std::string write_chunk(const std::string& sync, const std::string& worker, std:
   save_corpus(q, c, sync_queue_name(seq));
   return (fs::path(q) / sync_queue_name(seq)).string();
 }
+// A corpus of one dense element (16 zeros, coverage -1): a worker's own corpus, for direct calls.
+Corpus one_element() {
+  Corpus c(16, 1);
+  const RowVector x = RowVector::Zero(16);
+  const float cov[1] = {-1};
+  c.add(x.data(), cov, -1, 0, 0, 0);
+  return c;
+}
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), {}};
@@ -150,7 +158,7 @@ TEST_CASE("Sync: findings are deduplicated across workers by the signature of th
   SyncDirectory b(sync, "b", every(1000));
   const FuzzResult rb = fb.run(seeds, b);
   CHECK(b.counters().duplicate_findings >= 1);  // the seed's finding, already on disk from A
-  CHECK(b.counters().findings + b.counters().duplicate_findings == rb.findings.size());
+  CHECK(b.counters().findings + b.counters().duplicate_findings + b.counters().repeat_findings == rb.findings.size());
   std::set<std::uint64_t> signatures;
   std::size_t files = 0;
   for (const char* w : {"a", "b"})
@@ -228,10 +236,7 @@ TEST_CASE("Sync: a watermark per peer — a sync reads only the files written si
   for (int i = 0; i < 200; ++i)  // clutter a reader must not list or open
     std::ofstream((fs::path(sync) / "p" / "queue" / ("000000000999.bin.tmp.1." + std::to_string(i))).string()) << "x";
   SyncDirectory w(sync, "w", every(100));
-  Corpus mine(16, 1), incoming(16, 1);
-  const RowVector seed = RowVector::Zero(16);
-  const float cov[1] = {-1};
-  mine.add(seed.data(), cov, -1, 0, 0, 0);
+  Corpus mine = one_element(), incoming(16, 1);
   FuzzStats st;
   w.on_start(st);
   w.on_corpus(mine, st);
@@ -380,6 +385,7 @@ void kill_workers(int rounds, std::uint64_t pick_seed) {
     SyncOptions o = every(500);
     o.checkpoint_seconds = 0.2;  // so that kills land between checkpoints too
     o.interval_seconds = 0;
+    o.bugs.samples_per_bug = 0;  // every new input a file: the guarantee tested here (test_bugs.cpp: the limit)
     const auto child = nnfuzz_test::fork_with_pipe([&](int fd) {
       const nnfuzz_test::PipeReporter reporter{fd};
       auto f = planted(static_cast<std::uint64_t>(round + 1), 50000000, NonFiniteObjective());
@@ -593,4 +599,65 @@ TEST_CASE("Sync: a huge garbage queue file is refused by its header, never read 
   nnfuzz_test::g_largest_alloc = 0;
   CHECK_THROWS_WITH(load_corpus(q.string(), sync_queue_name(2)), Contains(lying) && Contains("claims 2 elements"));
   CHECK(nnfuzz_test::g_largest_alloc.load() < (std::size_t{1} << 20));
+}
+
+namespace {
+// Gives every file and directory below `dir` (and itself) the modification time `t`.
+void set_times(const fs::path& dir, fs::file_time_type t) {
+  for (const auto& e : fs::recursive_directory_iterator(dir)) fs::last_write_time(e.path(), t);
+  fs::last_write_time(dir, t);
+}
+}  // namespace
+
+TEST_CASE("Sync: a peer whose clock is years ahead or behind - no step depends on time ordering", "[sync]") {
+  // Workers on other machines: the times on a peer's files are its clock's (or the file
+  // server's), not this worker's. A time that stays the same across the peer's writes is the
+  // worst case (a clock stuck in the past or future, or a coarse time granularity).
+  using namespace std::chrono_literals;
+  const auto years = std::chrono::duration_cast<fs::file_time_type::duration>(24h * 365 * 40);
+  for (const bool ahead : {true, false}) {
+    INFO((ahead ? "ahead" : "behind"));
+    TempDir t;
+    const std::string sync = (t.dir / "s").string();
+    const RowMatrix seeds = nnfuzz_test::planted_nan_seeds();  // the peer has findings
+    const fs::file_time_type stuck = fs::file_time_type::clock::now() + (ahead ? years : -years);
+    std::vector<Finding> found;
+    {
+      auto fa = planted(1, 3000, NonFiniteObjective());
+      SyncDirectory a(sync, "a", every(1000));
+      found = fa.run(seeds, a).findings;
+      REQUIRE(a.counters().exported > 0);
+      REQUIRE(a.counters().findings > 0);
+    }
+    set_times(fs::path(sync) / "a", stuck);
+    SyncDirectory b(sync, "b", every(100));
+    Corpus mine = one_element(), incoming(16, 1);
+    FuzzStats st;
+    b.on_start(st);
+    b.on_corpus(mine, st);
+    b.on_import(mine, incoming, st);
+    const std::uint64_t files = b.counters().files_read;
+    CHECK(files > 0);
+    CHECK(static_cast<std::uint64_t>(incoming.size()) == b.counters().offered);
+    b.on_finding(found.front(), st);  // the peer's finding: known
+    CHECK(b.counters().duplicate_findings == 1);
+    // The peer writes again; its times stay where its clock is.
+    std::uint64_t next = 0;
+    while (fs::exists(fs::path(sync) / "a" / "queue" / sync_queue_name(next))) ++next;
+    write_chunk(sync, "a", next, 16, 0.7f);
+    Finding later = found.front();
+    later.input.setConstant(0.8151f);
+    later.execution = 99999;
+    save_finding((fs::path(sync) / "a").string(), later, 1);
+    set_times(fs::path(sync) / "a", stuck);
+    incoming.reset(16, 1);
+    st.executions += 100;
+    b.on_import(mine, incoming, st);
+    CHECK(b.counters().files_read == files + 1);  // the new queue file
+    CHECK(incoming.size() == 2);
+    b.on_finding(later, st);  // the new finding file was listed: its input is known
+    CHECK(b.counters().duplicate_findings == 2);
+    CHECK(b.counters().findings == 0);
+    CHECK(b.errors().empty());
+  }
 }

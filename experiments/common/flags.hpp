@@ -122,6 +122,15 @@ CLI::Option* eps(CLI::App& app, T& v, const std::string& note = "") {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
 }
+/// --samples-per-bug K: finding files a campaign directory keeps per bug (nnfuzz::BugOptions).
+template <typename T>
+CLI::Option* samples_per_bug(CLI::App& app, T& v, const std::string& note = "") {
+  return app
+      .add_option("--samples-per-bug", v,
+                  detail::help("finding files kept per bug (signature); the others are counted (0 = no limit)", note))
+      ->transform(integer_count<T>())
+      ->capture_default_str();
+}
 /// --backend kdtree|brute: the coverage index.
 inline CLI::Option* backend(CLI::App& app, std::string& v, const std::string& note = "") {
   return app.add_option("--backend", v, detail::help("coverage index: kdtree or brute", note))->capture_default_str();

@@ -88,9 +88,10 @@ wait_until() {
 job_done() { [[ -z "$(squeue -h -j "$1" -t PD,R,CG,S,CF,RQ,RS,SE -o %i 2> /dev/null)" ]]; }
 nfindings() { find "$1/findings" -maxdepth 1 -name '*.bin' 2> /dev/null | wc -l; }
 stat_num() { python3 -c 'import json, sys; print(int(json.load(open(sys.argv[1]))[sys.argv[2]]))' "$1/stats.json" "$2"; }
-# The last summary line of a log, as "executions corpus written duplicates".
+# The last summary line of a log, as "executions corpus written duplicates repeats" (a finding
+# is written, or its input was in the campaign already, or it repeats a bug that has its files).
 summary_of() {
-  sed -nE 's/^worker [^:]+: ([0-9]+) executions in .*; corpus ([0-9]+) .*; findings [0-9]+ \(([0-9]+) written, ([0-9]+) already.*/\1 \2 \3 \4/p' "$1" | tail -n1
+  sed -nE 's/^worker [^:]+: ([0-9]+) executions in .*; corpus ([0-9]+) .*; findings [0-9]+ \(([0-9]+) written, ([0-9]+) already in the campaign, ([0-9]+) repeats.*/\1 \2 \3 \4 \5/p' "$1" | tail -n1
 }
 log_of() { echo "$1/nnfuzz-$2-$3.log"; }  # CAMPAIGN JOB TASK
 # replay CAMPAIGN FLAGS...: every worker's directory loads, every finding fires again; prints the
@@ -117,7 +118,14 @@ check_whatsup() {
     || fail "whatsup: the workers' executions (${sum_x}) are not the total: $(cat "${out}")"
   grep -Eq "^findings: [0-9]+ unique input\(s\) in ${files} file\(s\)" "${out}" && ((sum_f == files)) \
     || fail "whatsup: findings ${sum_f} by worker, ${files} files on disk: $(cat "${out}")"
-  echo "${n} workers, ${sum_x} executions, ${files} findings"
+  # Bugs: the findings every worker reported (files, duplicates and repeats), by signature.
+  local reported=0
+  for w in $(grep -Eo '^[0-9]+ +done' "${out}" | cut -d' ' -f1); do
+    reported=$((reported + $(stat_num "${camp}/sync/${w}" reported_findings)))
+  done
+  grep -Eq "^bugs: [0-9]+ signature\(s\), ${reported} finding\(s\) reported" "${out}" \
+    || fail "whatsup: the workers reported ${reported} findings, not its bugs' total: $(cat "${out}")"
+  echo "${n} workers, ${sum_x} executions, ${files} finding files, ${reported} findings reported"
 }
 # release JOB_TASK LOG: a requeued job is held (BeginTime) for ~2 min in Slurm 22.05; once its
 # first session has ended (its summary line in LOG), let it start 3 s later — sooner, slurmd may
@@ -137,7 +145,7 @@ check_task() {
 
 # --- A: a campaign, one task requeued while it runs ----------------------------------------
 A="${shared}/a"
-a_max=400
+a_max=50000  # findings per task: near the NaN most mutants fire (one bug: counted, not written), ~5,000 per 50,000 executions
 jobA="$(submit "${A}" 6000000 "${a_max}" 0-1 "${nan_flags[@]}")"
 say "A: job ${jobA} (2 tasks, at most 6000000 executions and ${a_max} findings each)"
 victim=""
@@ -167,20 +175,25 @@ vlog="$(log_of "${A}" "${jobA}" "${victim}")"
 grep -q "DUE TO JOB REQUEUE" "${vlog}" || fail "A: no requeue in ${vlog}"
 [[ $(grep -c '^worker .* executions in ' "${vlog}") == 2 ]] || fail "A: ${vlog} has not 2 sessions: $(cat "${vlog}")"
 sed -n "/^worker ${victim}: resumed from /q;p" "${vlog}" > "${A}/session1.txt"
-read -r x1 c1 w1 _ < <(summary_of "${A}/session1.txt") || true
+read -r x1 c1 w1 d1 r1 _ < <(summary_of "${A}/session1.txt") || true
 [[ -n "${x1:-}" ]] || fail "A: no summary line before the resume in ${vlog}"
 resumed="$(grep -E "^worker ${victim}: resumed from " "${vlog}" || true)"
-[[ "${resumed}" == "worker ${victim}: resumed from ${vdir}/corpus.bin: ${c1} elements, ${x1} executions, ${w1} findings on disk; left: "* ]] \
-  || fail "A: the resume line is not '${c1} elements, ${x1} executions, ${w1} findings': '${resumed}'"
-read -r x2 _ w2 d2 < <(summary_of "${vlog}") || true
+p1=$((w1 + d1 + r1))  # reported in session 1: written, duplicates, repeats of known bugs
+[[ "${resumed}" == "worker ${victim}: resumed from ${vdir}/corpus.bin: ${c1} elements, ${x1} executions, ${w1} findings on disk, ${p1} reported; left: "* ]] \
+  || fail "A: the resume line is not '${c1} elements, ${x1} executions, ${w1} findings on disk, ${p1} reported': '${resumed}'"
+read -r x2 _ w2 d2 r2 _ < <(summary_of "${vlog}") || true
 ((x2 > x1 && x2 <= 6000000)) || fail "A: task ${victim}: ${x1} executions, then ${x2}"
 comm -23 "${A}/before.txt" <( (cd "${vdir}/findings" && ls -- *.bin) | sort) > "${A}/lost.txt"
 [[ ! -s "${A}/lost.txt" ]] || fail "A: findings of task ${victim} lost after the requeue: $(cat "${A}/lost.txt")"
 v_files=$(nfindings "${vdir}")
 ((v_files == w1 + w2 && v_files == $(stat_num "${vdir}" findings))) \
   || fail "A: task ${victim}: ${v_files} findings on disk, ${w1} + ${w2} written, stats.json $(stat_num "${vdir}" findings)"
-# Its findings budget is its total: the second session stopped at a_max (duplicates counted).
-((x2 == 6000000 || w1 + w2 + d2 == a_max)) || fail "A: task ${victim} found ${w1} + ${w2} (+${d2} duplicates), budget ${a_max}"
+# Its findings budget is its total: the second session stopped at a_max (duplicates and repeats
+# counted), and bugs.bin counts every finding of both sessions.
+((x2 == 6000000 || p1 + w2 + d2 + r2 == a_max)) \
+  || fail "A: task ${victim} found ${p1} + ${w2} (+${d2} duplicates, ${r2} repeats), budget ${a_max}"
+(($(stat_num "${vdir}" reported_findings) == p1 + w2 + d2 + r2)) \
+  || fail "A: task ${victim}: stats.json reports $(stat_num "${vdir}" reported_findings) findings, its sessions ${p1} + $((w2 + d2 + r2))"
 say "A: task ${victim} came back (Restarts=1): session 1 ended at ${x1} executions, corpus ${c1}, ${w1} findings;" \
   "resumed from them; ended at ${x2} executions, ${v_files} findings (budget ${a_max})"
 a_findings="$(replay "${A}" "${nan_flags[@]}")"
@@ -224,16 +237,18 @@ for t in 0 1; do
   check_task "${jobB}" "${t}" CANCELLED 0
   d="${B}/sync/${t}"
   blog="$(log_of "${B}" "${jobB}" "${t}")"
-  x="" w=""
-  read -r x _ w _ < <(summary_of "${blog}") || true
+  x="" w="" dup="" rpt=""
+  read -r x _ w dup rpt _ < <(summary_of "${blog}") || true
   [[ -n "${x:-}" ]] || fail "B: worker ${t} printed no summary after SIGTERM: $(cat "${blog}")"
   (($(stat_num "${d}" finished) == 1 && $(stat_num "${d}" executions) == x)) \
     || fail "B: worker ${t}: stats.json not final (finished $(stat_num "${d}" finished), $(stat_num "${d}" executions) of ${x} executions)"
   ((w == $(nfindings "${d}") && w == $(stat_num "${d}" findings))) \
-    || fail "B: worker ${t} reported ${w} findings, $(nfindings "${d}") on disk"
+    || fail "B: worker ${t} wrote ${w} findings, $(nfindings "${d}") on disk"
+  (($(stat_num "${d}" reported_findings) == w + dup + rpt)) \
+    || fail "B: worker ${t} reported $((w + dup + rpt)) findings, bugs.bin counts $(stat_num "${d}" reported_findings)"
   slowest="$(python3 -c 'import json, sys; print(max(float(sys.argv[2]), json.load(open(sys.argv[1]))["updated_time"] - float(sys.argv[3])))' \
     "${d}/stats.json" "${slowest}" "${t_cancel}")"
-  say "B: worker ${t}: final checkpoint at ${x} executions, ${w} findings reported and on disk"
+  say "B: worker ${t}: final checkpoint at ${x} executions, ${w} finding files on disk, $((w + dup + rpt)) findings counted"
 done
 b_findings="$(replay "${B}" "${nan_flags[@]}")"
 for t in 0 1; do
@@ -260,7 +275,7 @@ clog="$(log_of "${C}" "${jobC}" 0)"
 sed -n "/^worker 0: resumed from /q;p" "${clog}" > "${C}/session1.txt"
 read -r x1 c1 _ _ < <(summary_of "${C}/session1.txt") || true
 [[ -n "${x1:-}" ]] || fail "C: no summary line before the resume in ${clog}"
-grep -Eq "^worker 0: resumed from ${C}/sync/0/corpus.bin: ${c1} elements, ${x1} executions, 0 findings on disk; left: $((c_budget - x1)) executions" "${clog}" \
+grep -Eq "^worker 0: resumed from ${C}/sync/0/corpus.bin: ${c1} elements, ${x1} executions, 0 findings on disk, 0 reported; left: $((c_budget - x1)) executions" "${clog}" \
   || fail "C: no resume line for ${c1} elements, ${x1} executions: $(cat "${clog}")"
 read -r x2 _ _ _ < <(summary_of "${clog}") || true
 ((x2 == c_budget && $(stat_num "${C}/sync/0" executions) == c_budget)) \

@@ -69,4 +69,24 @@ struct SoftmaxBandModel {
   }
 };
 
+/// planted_seeds() with seed 3 inside the NaN band: nearly every mutant of it fires, all one bug
+/// ("non-finite in 'y'"), and every campaign from these seeds finds that seed's input first.
+inline RowMatrix planted_nan_seeds() {
+  RowMatrix s = planted_seeds();
+  s.row(3).setConstant(0.815f);
+  return s;
+}
+
+/// A fuzzer of PlantedModel that collects every finding of NonFiniteObjective (max_findings 0),
+/// in batches of 50, with KdTreeCoverage(radius).
+inline auto planted_nan_fuzzer(std::uint64_t seed, std::uint64_t executions, float radius = 0.005f) {
+  nnfuzz::FuzzOptions o;
+  o.batch_size = 50;
+  o.max_executions = executions;
+  o.max_findings = 0;
+  o.seed = seed;
+  return nnfuzz::make_fuzzer(PlantedModel{}, nnfuzz::RecentSampler(), nnfuzz::GaussianMutator(0.05f),
+                             nnfuzz::KdTreeCoverage(radius), nnfuzz::NonFiniteObjective(), o);
+}
+
 }  // namespace nnfuzz_test

@@ -71,6 +71,9 @@ struct SyncOptions {
   /// and skipped, or, with `strict`, thrown out of run().
   double gap_seconds = 60.0;
   std::ostream* log = nullptr;  ///< if set: one line per sync that imported something or met an error
+  /// Which findings this worker saves as files (per bug, in its own directory); the others are
+  /// counted in SYNC/<id>/bugs.bin and stats.json (campaign/bugs.hpp).
+  BugOptions bugs;
 };
 
 /// What a SyncDirectory did, for tests, logs and stats.json.
@@ -86,8 +89,11 @@ struct SyncCounters {
   std::uint64_t restored = 0;            ///< own elements taken back after a restart (not in corpus.bin)
   std::uint64_t findings = 0;            ///< findings written by this worker (this session)
   std::uint64_t duplicate_findings = 0;  ///< findings not written: the campaign already had the input
-  std::uint64_t bad_files = 0;           ///< peer files that did not load (see errors())
-  std::uint64_t checkpoints = 0;         ///< corpus.bin writes
+  /// Findings not written: a new input, but of a bug that has its files (BugOptions); counted
+  /// under the bug (bugs.bin, stats.json "bug_counts").
+  std::uint64_t repeat_findings = 0;
+  std::uint64_t bad_files = 0;    ///< peer files that did not load (see errors())
+  std::uint64_t checkpoints = 0;  ///< corpus.bin writes
   /// Gaps met: in this worker's own queue at a restart (it numbers after the highest file), and
   /// in peers' queues waited on for gap_seconds and skipped (see errors()).
   std::uint64_t gaps = 0;
@@ -164,23 +170,6 @@ constexpr char kSyncMagic[8] = {'N', 'N', 'F', 'Z', 'S', 'Y', 'N', 'C'};
 inline double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
-// A JSON string literal (quotes, backslashes and control characters escaped).
-inline std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
 // Appends `elements` of `from` to `to` (same shape), as roots.
 inline void append_elements(const Corpus& from, Corpus& to) {
   for (Index k = 0; k < from.size(); ++k) {
@@ -255,6 +244,8 @@ class SyncDirectory {
     restore_pending_ = restore_from_ < counters_.queue_files;
     refresh_findings();  // the campaign's findings so far (this worker's earlier ones too)
     own_earlier_findings_ = findings_of_[id_].seen.size();
+    bugs_ = BugLog(o_.bugs);
+    bugs_.open(dir_);
     start_unix_ = detail::unix_now();
     if (fs::exists(fs::path(dir_) / "corpus.bin")) resumable_ = true;
   }
@@ -294,14 +285,17 @@ class SyncDirectory {
                      (o_.interval_seconds > 0 && st.seconds - last_sync_seconds_ >= o_.interval_seconds);
     if (due) sync_now(c, &incoming, st, false);
   }
-  /// Writes the finding (before anyone else hears of it), unless the campaign already has its input.
+  /// Counts the finding under its bug, and writes it (before anyone else hears of it) unless the
+  /// campaign already has its input or its bug has its files (SyncOptions::bugs).
   void on_finding(const Finding& f, const FuzzStats& st) {
     if (first_finding_seconds_ < 0) first_finding_seconds_ = st.seconds;
-    if (!signatures_.insert(finding_signature(f)).second) {
-      ++counters_.duplicate_findings;
+    const bool new_input = signatures_.insert(finding_signature(f)).second;
+    if (!bugs_.count(f, new_input)) {
+      ++(new_input ? counters_.repeat_findings : counters_.duplicate_findings);
       return;
     }
     paths_.push_back(save_finding(dir_, f, o_.run_seed));
+    bugs_.saved(f, paths_.back());
     ++counters_.findings;
   }
   /// Final stats.json.
@@ -321,6 +315,8 @@ class SyncDirectory {
   /// reason (an unreadable directory is reported once, until it changes), and gaps met (in its
   /// own queue at a restart, in peers' queues after gap_seconds).
   const std::vector<std::string>& errors() const { return errors_; }
+  /// The bugs of this worker's directory (every session's) and their counts.
+  const BugLog& bugs() const { return bugs_; }
   /// Paths of the findings written by this worker in this session.
   const std::vector<std::string>& finding_paths() const { return paths_; }
   /// The next queue file expected from each worker seen (its watermark), itself excluded.
@@ -338,14 +334,39 @@ class SyncDirectory {
     return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
   }
   Corpus incoming_;  // perform(): the elements of one sync, shaped like the corpus
+  // Whether a peer's directory must be listed again, from its modification time, judged by this
+  // worker's clock only: the peer's clock (which sets the time, or the file server's) may be
+  // far ahead or behind. A directory is listed again while its time differs from the last one
+  // seen, and until one listing was made kSettleSeconds (this worker's steady clock) after that
+  // time was first seen: two writes within the time's granularity (1 s or 2 s on some file
+  // systems) leave the same time, and the second is caught by that later listing.
+  struct Listing {
+    static constexpr double kSettleSeconds = 2.0;
+    std::filesystem::file_time_type time{};
+    Clock::time_point seen{};
+    bool known = false, settled = false;
+    // True when the directory, whose time is now `t`, must be listed; call before listing it.
+    bool due(std::filesystem::file_time_type t, Clock::time_point now) {
+      if (!known || t != time) {
+        known = true;
+        settled = false;
+        time = t;
+        seen = now;
+        return true;
+      }
+      if (settled) return false;
+      settled = std::chrono::duration<double>(now - seen).count() >= kSettleSeconds;
+      return true;
+    }
+    void forget() { known = false; }
+  };
   struct Peer {
-    std::uint64_t next = 0;  // the next queue file to read
-    std::filesystem::file_time_type findings_time{};
-    std::set<std::string> seen;                    // finding files already read
-    std::string dir_error;                         // the last error on its queue/ or findings/ (reported once)
-    std::filesystem::file_time_type queue_time{};  // of queue/ when last listed for a gap
-    bool listed = false;
-    std::uint64_t gap_to = 0;  // a later file present while `next` is missing (0: none seen)
+    std::uint64_t next = 0;      // the next queue file to read
+    Listing findings;            // of its findings/
+    std::set<std::string> seen;  // finding files already read
+    std::string dir_error;       // the last error on its queue/ or findings/ (reported once)
+    Listing queue;               // of its queue/, listed for a gap
+    std::uint64_t gap_to = 0;    // a later file present while `next` is missing (0: none seen)
     Clock::time_point gap_since{};
   };
 
@@ -408,6 +429,7 @@ class SyncDirectory {
       // Before this sync's imports: the watermarks written name what corpus.bin holds.
       save_corpus(dir_, c);
       write_watermarks();
+      bugs_.save(dir_);
       last_checkpoint_seconds_ = st.seconds;
       ++counters_.checkpoints;
       resumable_ = true;
@@ -537,9 +559,7 @@ class SyncDirectory {
       std::error_code ec;
       const auto t = fs::last_write_time(q, ec);
       if (ec) return false;
-      if (p.listed && t == p.queue_time && fs::file_time_type::clock::now() - t > std::chrono::seconds(2)) return false;
-      p.listed = true;
-      p.queue_time = t;
+      if (!p.queue.due(t, now)) return false;
       std::uint64_t first = 0;
       bool any = false;
       for (fs::directory_iterator it(q, ec), end; !ec && it != end; it.increment(ec)) {
@@ -577,7 +597,7 @@ class SyncDirectory {
   }
 
   // Signatures of findings written by any worker since the last look: a worker's findings/ is
-  // listed only when its modification time changed (or is too recent to trust), and each file
+  // listed only when its modification time changed (Listing: judged by this worker's clock), and each file
   // is read once.
   void refresh_findings() {
     namespace fs = std::filesystem;
@@ -594,13 +614,12 @@ class SyncDirectory {
                                         "': ", ec.message()));
         continue;
       }
-      if (t == p.findings_time && fs::file_time_type::clock::now() - t > std::chrono::seconds(2)) continue;
-      p.findings_time = t;
+      if (!p.findings.due(t, Clock::now())) continue;
       fs::directory_iterator it(fdir, ec), end;
       if (ec) {
         peer_error(p, detail::message("SyncDirectory: cannot list worker '", name, "''s findings '", fdir.string(),
                                       "': ", ec.message()));
-        p.findings_time = {};
+        p.findings.forget();
         continue;
       }
       for (; !ec && it != end; it.increment(ec)) {
@@ -681,6 +700,9 @@ class SyncDirectory {
     num("coverage", static_cast<double>(st.coverage_size));
     num("findings", static_cast<double>(own_earlier_findings_ + counters_.findings));
     num("duplicate_findings", static_cast<double>(counters_.duplicate_findings));
+    num("repeat_findings", static_cast<double>(counters_.repeat_findings));
+    num("reported_findings", static_cast<double>(bugs_.findings()));
+    num("bugs", static_cast<double>(bugs_.bugs().size()));
     num("first_finding_seconds", first_finding_seconds_);
     num("last_new_coverage_time", now - st.seconds_since_new_coverage);
     num("last_new_coverage_execution", static_cast<double>(st.last_new_coverage_execution));
@@ -698,8 +720,8 @@ class SyncDirectory {
     num("sync_seconds", counters_.seconds);
     num("import_seconds", counters_.import_seconds);
     num("import_cpu_seconds", counters_.import_cpu_seconds);
-    num("finished", finished ? 1.0 : 0.0, true);
-    j += "}\n";
+    num("finished", finished ? 1.0 : 0.0);
+    j += "  \"bug_counts\": " + detail::bugs_json(bugs_.bugs(), 100, "  ") + "\n}\n";
     // Atomic (temporary file, rename) but not durable: no fsync, so a slow shared disk does
     // not slow the campaign for a monitor's sake. Best effort, as plot.csv below.
     const std::string path = (fs::path(dir_) / "stats.json").string(), tmp = detail::temp_name_for(path);
@@ -737,6 +759,7 @@ class SyncDirectory {
   std::map<std::string, Peer> peers_;                // queue watermarks of the other workers
   std::map<std::string, Peer> findings_of_;          // finding files seen, per worker (itself included)
   std::unordered_set<std::uint64_t> signatures_;     // of the campaign's findings
+  BugLog bugs_;                                      // this worker's bugs (bugs.bin)
   std::uint64_t restore_from_ = 0;
   std::size_t own_earlier_findings_ = 0;
   bool restore_pending_ = false, resumable_ = false;
