@@ -133,6 +133,18 @@ struct has_fitness<
     void_t<decltype(static_cast<float>(std::declval<const O&>().fitness(std::declval<const Out&>(), Index{0})))>>
     : std::true_type {};
 
+// A visitor that accepts anything: detects Output::for_each_tensor(f) (NonFiniteObjective,
+// localisation).
+struct TensorProbe {
+  template <typename N, typename M>
+  void operator()(const N&, const M&) const {}
+};
+template <typename Out, typename = void>
+struct has_for_each_tensor : std::false_type {};
+template <typename Out>
+struct has_for_each_tensor<Out, void_t<decltype(std::declval<const Out&>().for_each_tensor(TensorProbe()))>>
+    : std::true_type {};
+
 // An objective with a (non-template) member named `fitness`, whatever its signature: the
 // policy checks then require has_fitness, so that a fitness spelt with the wrong signature is an
 // error instead of a silently unused member.

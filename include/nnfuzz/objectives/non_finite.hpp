@@ -14,19 +14,6 @@
 
 namespace nnfuzz {
 
-namespace detail {
-struct TensorProbe {
-  template <typename M>
-  void operator()(const char*, const M&) const {}
-};
-// True when Output has `template <class F> void for_each_tensor(F&& f) const`.
-template <typename T, typename = void>
-struct has_for_each_tensor : std::false_type {};
-template <typename T>
-struct has_for_each_tensor<T, void_t<decltype(std::declval<const T&>().for_each_tensor(TensorProbe{}))>>
-    : std::true_type {};
-}  // namespace detail
-
 /// Finds inputs for which any tensor the model reports holds a NaN or an infinity.
 ///
 /// The model's Output must provide

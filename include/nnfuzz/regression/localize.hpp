@@ -75,17 +75,6 @@ struct Localization {
 };
 
 namespace detail {
-// A visitor that accepts anything: detects Output::for_each_tensor(f).
-struct TensorProbe {
-  template <typename N, typename M>
-  void operator()(const N&, const M&) const {}
-};
-template <typename Out, typename = void>
-struct has_for_each_tensor : std::false_type {};
-template <typename Out>
-struct has_for_each_tensor<Out, void_t<decltype(std::declval<const Out&>().for_each_tensor(TensorProbe()))>>
-    : std::true_type {};
-
 // One row of a named tensor, as double.
 struct NamedRow {
   std::string name;
