@@ -226,10 +226,10 @@ std::vector<std::string> default_blacklist(nnfuzz::CharRnnTarget& target, const 
   }
   std::vector<std::pair<std::string, Index>> left(candidates.begin(), candidates.end());
   std::stable_sort(left.begin(), left.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
- log << "blacklist rule: " << counts.size() << " distinct training words, " << qualifying
-      << " of " << rule.min_letters << ".." << rule.max_letters << " letters and " << rule.min_count << ".."
-      << rule.max_count << " occurrences; " << left.size() << " of them never emitted in " << prompts.size()
-      << " x " << kDraws << " continuations (" << emitted_chars << " characters)\n";
+  log << "blacklist rule: " << counts.size() << " distinct training words, " << qualifying << " of " << rule.min_letters
+      << ".." << rule.max_letters << " letters and " << rule.min_count << ".." << rule.max_count << " occurrences; "
+      << left.size() << " of them never emitted in " << prompts.size() << " x " << kDraws << " continuations ("
+      << emitted_chars << " characters)\n";
   std::vector<std::string> list;
   for (std::size_t i = 0; i < left.size() && list.size() < 10; ++i) {
     log << "  " << left[i].first << " (" << left[i].second << " times in training)\n";
@@ -296,22 +296,22 @@ struct Experiment {
 /// explicitly so the rows do not depend on the library's defaults.
 struct Guidance {
   std::string name;
-  bool fitness = false;   // FitnessSampler over the inner sampler, FuzzOptions::keep_fitter
-  bool aim = false;       // aimed noise (InputFocus) and prompt edits near the end
-  int coverage = 0;       // 0: none, 1: calibrated on the 384-d (H-d) mean state, 2: on the projection
-  bool uniform = false;   // the inner sampler: uniform over the seeds (random search) or RecentSampler
+  bool fitness = false;  // FitnessSampler over the inner sampler, FuzzOptions::keep_fitter
+  bool aim = false;      // aimed noise (InputFocus) and prompt edits near the end
+  int coverage = 0;      // 0: none, 1: calibrated on the 384-d (H-d) mean state, 2: on the projection
+  bool uniform = false;  // the inner sampler: uniform over the seeds (random search) or RecentSampler
 };
 
 /// The rows of the table, by name.
 Guidance guidance_of(const std::string& name) {
-  if (name == "random") return {name, false, false, 0, true};                 // random search
-  if (name == "cgf") return {name, false, false, 1, false};                   // TensorFuzz's setting
-  if (name == "fitness") return {name, true, false, 0, false};                // progress fitness alone
-  if (name == "aim") return {name, false, true, 0, true};                     // aimed mutations alone (no fitness)
-  if (name == "projection") return {name, false, false, 2, false};            // cheap coverage alone
-  if (name == "fitness-aim") return {name, true, true, 0, false};             // fitness + aim
-  if (name == "combination") return {name, true, true, 2, false};             // fitness + aim + projection
-  if (name == "fitness-cgf") return {name, true, false, 1, false};            // fitness + 384-d coverage
+  if (name == "random") return {name, false, false, 0, true};       // random search
+  if (name == "cgf") return {name, false, false, 1, false};         // TensorFuzz's setting
+  if (name == "fitness") return {name, true, false, 0, false};      // progress fitness alone
+  if (name == "aim") return {name, false, true, 0, true};           // aimed mutations alone (no fitness)
+  if (name == "projection") return {name, false, false, 2, false};  // cheap coverage alone
+  if (name == "fitness-aim") return {name, true, true, 0, false};   // fitness + aim
+  if (name == "combination") return {name, true, true, 2, false};   // fitness + aim + projection
+  if (name == "fitness-cgf") return {name, true, false, 1, false};  // fitness + 384-d coverage
   throw std::runtime_error("--modes: unknown mode '" + name +
                            "' (random, cgf, fitness, aim, projection, fitness-aim, combination, fitness-cgf)");
 }
@@ -660,8 +660,10 @@ int main(int argc, char** argv) {
           if (g.uniform) return with_inner(nnfuzz::UniformSampler());
           return with_inner(nnfuzz::RecentSampler());
         });
-        report(mode == "cgf" ? "CGF (TensorFuzz's setting)" : mode == "random" ? "random search" : mode, results, e,
-               table);
+        report(mode == "cgf"      ? "CGF (TensorFuzz's setting)"
+               : mode == "random" ? "random search"
+                                  : mode,
+               results, e, table);
       }
       std::cout << table.str();
       ex::write_text_file((fs::path(out_dir) / ("results-" + objective + ".md")).string(), table.str());

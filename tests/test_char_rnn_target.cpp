@@ -103,8 +103,8 @@ TEST_CASE("CharRnnTarget: step probabilities of the generation, char_prob() and 
         CHECK(out.step_of(r, pos) < 12);
         emitted = std::min(emitted, out.char_prob(r, pos, t[pos]));
       }
-      CHECK(emitted > 0);  // what was emitted had a positive probability
-      CHECK(out.char_prob(r, 0, 'q') == 0.0f);  // outside the alphabet
+      CHECK(emitted > 0);                                  // what was emitted had a positive probability
+      CHECK(out.char_prob(r, 0, 'q') == 0.0f);             // outside the alphabet
       CHECK(std::isnan(out.char_prob(r, t.size(), 'a')));  // past the text
       CHECK(out.step_of(r, t.size()) == -1);
       // Teacher-forced check: the probabilities are those of a forward pass over prompt + text.
@@ -125,8 +125,7 @@ TEST_CASE("CharRnnTarget: step probabilities of the generation, char_prob() and 
   }
 }
 
-TEST_CASE("CharRnnTarget::project_coverage(): a seeded low-dimensional sketch of the mean state",
-          "[char_rnn_target]") {
+TEST_CASE("CharRnnTarget::project_coverage(): a seeded low-dimensional sketch of the mean state", "[char_rnn_target]") {
   CharRnnTarget a = small_target(0.7f), b = small_target(0.7f), full = small_target(0.7f);
   a.project_coverage(3, 9);
   b.project_coverage(3, 9);
@@ -161,6 +160,5 @@ TEST_CASE("CharRnnTarget::check_words() refuses words the alphabet cannot spell"
   const CharRnnTarget target = small_target(0.5f);
   CHECK_NOTHROW(target.check_words({"ab", "BA"}));  // either case
   CHECK_THROWS_WITH(target.check_words({"ab", "abc"}),
-                    Catch::Contains("check_words(): the word 'abc' holds 'c'") &&
-                        Catch::Contains("cannot spell"));
+                    Catch::Contains("check_words(): the word 'abc' holds 'c'") && Catch::Contains("cannot spell"));
 }

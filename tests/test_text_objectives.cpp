@@ -156,7 +156,7 @@ TEST_CASE("BlacklistObjective::focus() records the step of the next needed chara
   o.check(batch, out, hits);
   CHECK(!hits(0));
   CHECK(hits(1));
-  CHECK(focus->find(input_key(batch, 0)) == 5);  // "zeb" at 2: 'r' needed at position 5
+  CHECK(focus->find(input_key(batch, 0)) == 5);   // "zeb" at 2: 'r' needed at position 5
   CHECK(focus->find(input_key(batch, 1)) == -1);  // fired: nothing to aim at
   InputBatch one;
   one.reserve(layout, 1);
@@ -227,7 +227,8 @@ struct PlantedTokenModel {
       t.assign(kChars, ' ');
       for (Index j = 0; j < kChars; ++j) {
         const float u = batch.floats(1)(r, j);
-        t[static_cast<std::size_t>(j)] = u < 0.5f ? ' ' : static_cast<char>('a' + std::min(9, static_cast<int>((u - 0.5f) / 0.05f)));
+        t[static_cast<std::size_t>(j)] =
+            u < 0.5f ? ' ' : static_cast<char>('a' + std::min(9, static_cast<int>((u - 0.5f) / 0.05f)));
       }
     }
   }

@@ -75,8 +75,8 @@ struct StructuredMutatorOptions {
   /// redrawn with probability `focus_after` — tokens and the elements before s untouched, so the
   /// text up to s stays and step s draws afresh from the same distribution. Null = no aim.
   std::shared_ptr<const InputFocus> focus;
-  float focus_share = 0.5f;   ///< see `focus`; in [0, 1]
-  float focus_after = 0.1f;   ///< see `focus`; in [0, 1]
+  float focus_share = 0.5f;  ///< see `focus`; in [0, 1]
+  float focus_after = 0.1f;  ///< see `focus`; in [0, 1]
 };
 
 /// A mutator for models with an InputLayout: each mutant is its parent with 1..max_edits token

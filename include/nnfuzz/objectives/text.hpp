@@ -54,8 +54,9 @@ inline char lower_char(char c) { return static_cast<char>(std::tolower(static_ca
 template <typename O, typename = void>
 struct has_char_prob : std::false_type {};
 template <typename O>
-struct has_char_prob<O, void_t<decltype(static_cast<float>(std::declval<const O&>().char_prob(
-                            Index{0}, std::size_t{0}, 'a')))>> : std::true_type {};
+struct has_char_prob<
+    O, void_t<decltype(static_cast<float>(std::declval<const O&>().char_prob(Index{0}, std::size_t{0}, 'a')))>>
+    : std::true_type {};
 template <typename O, typename = void>
 struct has_step_of : std::false_type {};
 template <typename O>
@@ -276,8 +277,7 @@ class BlacklistObjective {
                   std::is_same<Batch, InputBatch>::value) {
       if (!focus_ || words_.empty()) return;
       for (Index r = 0; r < batch.rows(); ++r) {
-        const detail::WordProgress w =
-            detail::word_progress(out, r, out.texts[static_cast<std::size_t>(r)], words_);
+        const detail::WordProgress w = detail::word_progress(out, r, out.texts[static_cast<std::size_t>(r)], words_);
         if (w.pos == std::string::npos) continue;
         const Index step = out.step_of(r, w.pos);
         if (step >= 0) focus_->record(input_key(batch, r), step);
@@ -301,7 +301,8 @@ class BlacklistObjective {
                   "character c at text position pos, as CharRnnTarget::Output has): your Output lacks it");
     const float base = static_cast<float>(retired_) * stage_;
     if (words_.empty()) return base;
-    return base + std::max(0.0f, detail::word_progress(out, row, out.texts[static_cast<std::size_t>(row)], words_).score);
+    return base +
+           std::max(0.0f, detail::word_progress(out, row, out.texts[static_cast<std::size_t>(row)], words_).score);
   }
   /// The progress() of a row (higher = closer to a hunted word), when the Output has char_prob().
   template <typename Output, std::enable_if_t<detail::has_char_prob<Output>::value, int> = 0>

@@ -43,8 +43,8 @@ class CharRnnTarget {
     RowMatrix step_probs;
     /// B x (3·n_chars): the step that wrote each character of texts[b] (a boundary id writes 3).
     Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> text_steps;
-    Index vocab = 0;                    ///< ids per step in step_probs
-    std::array<int, 256> byte_ids{};    ///< the id of each byte (-1: not in the alphabet)
+    Index vocab = 0;                  ///< ids per step in step_probs
+    std::array<int, 256> byte_ids{};  ///< the id of each byte (-1: not in the alphabet)
 
     /// The generated step (the index of the noise element) that wrote character `pos` of
     /// texts[row]; -1 for a position past the text.
