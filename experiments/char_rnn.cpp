@@ -27,6 +27,17 @@
 // nothing to search for. At 0.5 generation concentrates on likely text and 13 candidates remain.
 // experiments/char_rnn_blacklist.txt holds the list the rule gives for the default model
 // (`char_rnn blacklist` recomputes it, in about 2 minutes).
+// The second rule (`blacklist --rare`, README, written before any run on it): words of 6-12
+// letters occurring 8-19 times in training, never emitted in --screen-chars 8e6 (one
+// 100,000-execution random-search run); the 10 most frequent remaining (ties alphabetical).
+//
+// --modes (issue #23, each composed explicitly, not from the library's defaults): random
+// (random search), cgf (TensorFuzz's setting: RecentSampler + CalibratedCoverage on the mean
+// state), fitness (FitnessSampler + keep_fitter on BlacklistObjective's progress fitness,
+// NoCoverage), aim (random search + noise redrawn at the step of the best partial match and prompt
+// edits near its end), projection (cgf on a --project-dims projection of the state),
+// fitness-aim (fitness + aim), combination (fitness + aim + projection), fitness-cgf (fitness +
+// cgf's coverage).
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/data/text.hpp>
 #include <nnfuzz/models/char_rnn.hpp>
