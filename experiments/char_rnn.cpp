@@ -27,6 +27,17 @@
 // nothing to search for. At 0.5 generation concentrates on likely text and 13 candidates remain.
 // experiments/char_rnn_blacklist.txt holds the list the rule gives for the default model
 // (`char_rnn blacklist` recomputes it, in about 2 minutes).
+// The second rule (`blacklist --rare`, README, written before any run on it): words of 6-12
+// letters occurring 8-19 times in training, never emitted in --screen-chars 8e6 (one
+// 100,000-execution random-search run); the 10 most frequent remaining (ties alphabetical).
+//
+// --modes (issue #23, each composed explicitly, not from the library's defaults): random
+// (random search), cgf (TensorFuzz's setting: RecentSampler + CalibratedCoverage on the mean
+// state), fitness (FitnessSampler + keep_fitter on BlacklistObjective's progress fitness,
+// NoCoverage), aim (random search + noise redrawn at the step of the best partial match and prompt
+// edits near its end), projection (cgf on a --project-dims projection of the state),
+// fitness-aim (fitness + aim), combination (fitness + aim + projection), fitness-cgf (fitness +
+// cgf's coverage).
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/data/text.hpp>
 #include <nnfuzz/models/char_rnn.hpp>
@@ -185,13 +196,21 @@ std::map<std::string, Index> word_counts(const std::vector<std::string>& texts) 
   return counts;
 }
 
-/// Applies the blacklist rule of the header comment. Deterministic.
+/// Which words a blacklist rule takes as candidates (see the header comment).
+struct BlacklistRule {
+  std::size_t min_letters = 5, max_letters = 1000;
+  Index min_count = 20, max_count = std::numeric_limits<Index>::max();
+};
+
+/// Applies a blacklist rule of the header comment (default: rule 1). Deterministic.
 std::vector<std::string> default_blacklist(nnfuzz::CharRnnTarget& target, const TextData& d, const GenSettings& g,
-                                           Index screen_chars, std::ostream& log) {
+                                           Index screen_chars, std::ostream& log, const BlacklistRule& rule = {}) {
   const std::map<std::string, Index> counts = word_counts(d.train);
   std::map<std::string, Index> candidates;
   for (const auto& [w, n] : counts)
-    if (n >= 20 && w.size() >= 5 && all_letters(w)) candidates.emplace(w, n);
+    if (n >= rule.min_count && n <= rule.max_count && w.size() >= rule.min_letters && w.size() <= rule.max_letters &&
+        all_letters(w))
+      candidates.emplace(w, n);
   const std::size_t qualifying = candidates.size();
   const std::vector<std::string> prompts = prompts_of(d.held_out, g.prompt_chars, 1000000);
   nnfuzz::Rng rng(2018);
@@ -218,9 +237,10 @@ std::vector<std::string> default_blacklist(nnfuzz::CharRnnTarget& target, const 
   }
   std::vector<std::pair<std::string, Index>> left(candidates.begin(), candidates.end());
   std::stable_sort(left.begin(), left.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  log << "blacklist rule: " << counts.size() << " distinct training words, " << qualifying
-      << " of >= 5 letters and >= 20 occurrences; " << left.size() << " of them never emitted in " << prompts.size()
-      << " x " << kDraws << " continuations (" << emitted_chars << " characters)\n";
+  log << "blacklist rule: " << counts.size() << " distinct training words, " << qualifying << " of " << rule.min_letters
+      << ".." << rule.max_letters << " letters and " << rule.min_count << ".." << rule.max_count << " occurrences; "
+      << left.size() << " of them never emitted in " << prompts.size() << " x " << kDraws << " continuations ("
+      << emitted_chars << " characters)\n";
   std::vector<std::string> list;
   for (std::size_t i = 0; i < left.size() && list.size() < 10; ++i) {
     log << "  " << left[i].first << " (" << left[i].second << " times in training)\n";
@@ -279,7 +299,33 @@ struct Experiment {
   double max_rate = 0;  // CalibratedCoverage's random-walk cap (0: off, the README's published runs)
   bool blacklist_objective = true;
   nnfuzz::SyncDirectory* sync = nullptr;  // --sync: this process is one worker of a shared campaign
+  Index project_dims = 16;                // coverage on a seeded projection of the mean state
+  Index tail = 4;                         // prompt edits near the end (aimed rows)
 };
+
+/// How one row of the table searches (issue #23): sampler, coverage, fitness and aim, composed
+/// explicitly so the rows do not depend on the library's defaults.
+struct Guidance {
+  std::string name;
+  bool fitness = false;  // FitnessSampler over the inner sampler, FuzzOptions::keep_fitter
+  bool aim = false;      // aimed noise (InputFocus) and prompt edits near the end
+  int coverage = 0;      // 0: none, 1: calibrated on the 384-d (H-d) mean state, 2: on the projection
+  bool uniform = false;  // the inner sampler: uniform over the seeds (random search) or RecentSampler
+};
+
+/// The rows of the table, by name.
+Guidance guidance_of(const std::string& name) {
+  if (name == "random") return {name, false, false, 0, true};       // random search
+  if (name == "cgf") return {name, false, false, 1, false};         // TensorFuzz's setting
+  if (name == "fitness") return {name, true, false, 0, false};      // progress fitness alone
+  if (name == "aim") return {name, false, true, 0, true};           // aimed mutations alone (no fitness)
+  if (name == "projection") return {name, false, false, 2, false};  // cheap coverage alone
+  if (name == "fitness-aim") return {name, true, true, 0, false};   // fitness + aim
+  if (name == "combination") return {name, true, true, 2, false};   // fitness + aim + projection
+  if (name == "fitness-cgf") return {name, true, false, 1, false};  // fitness + 384-d coverage
+  throw std::runtime_error("--modes: unknown mode '" + name +
+                           "' (random, cgf, fitness, aim, projection, fitness-aim, combination, fitness-cgf)");
+}
 
 // CGF's coverage: CalibratedCoverage at --target-rate, its random-walk cap at --max-rate (0: off).
 nnfuzz::CalibratedCoverage calibrated_coverage(const Experiment& e) {
@@ -298,7 +344,7 @@ nnfuzz::FuzzResult fuzz(F& fz, const std::vector<nnfuzz::InputValue>& seeds, Rec
 
 template <class Coverage, class Sampler>
 RunResult run_one(const Experiment& e, nnfuzz::CharRnnTarget target, Coverage coverage, Sampler sampler,
-                  std::uint64_t seed) {
+                  std::uint64_t seed, const Guidance& g) {
   nnfuzz::Rng rng(nnfuzz::detail::mix_seed(seed, 0x5eed5));
   std::vector<nnfuzz::InputValue> seeds;
   std::vector<std::vector<nnfuzz::TokenId>> dictionary;
@@ -322,7 +368,13 @@ RunResult run_one(const Experiment& e, nnfuzz::CharRnnTarget target, Coverage co
   mo.float_fraction = e.noise_fraction;
   mo.lo = 0;
   mo.hi = 1;
+  auto focus = std::make_shared<nnfuzz::InputFocus>();
+  if (g.aim) {
+    mo.tail = e.tail;
+    if (e.gen.temperature > 0) mo.focus = focus;
+  }
   nnfuzz::FuzzOptions fo;
+  fo.keep_fitter = g.fitness;
   fo.batch_size = e.batch;
   fo.max_executions = e.max_executions;
   fo.max_seconds = e.max_seconds;
@@ -331,8 +383,10 @@ RunResult run_one(const Experiment& e, nnfuzz::CharRnnTarget target, Coverage co
   RunResult r;
   nnfuzz::CharRnnTarget observer = target;  // HitRecorder's own copy (the fuzzer owns `target`)
   if (e.blacklist_objective) {
+    nnfuzz::BlacklistObjective objective(e.blacklist);
+    if (g.aim) objective.focus(focus);
     auto fz = nnfuzz::make_fuzzer(std::move(target), sampler, nnfuzz::StructuredMutator(mo), std::move(coverage),
-                                  nnfuzz::BlacklistObjective(e.blacklist), fo);
+                                  std::move(objective), fo);
     const nnfuzz::BlacklistObjective names(e.blacklist);
     HitRecorder rec{&observer, &fz.objective(), &names, nullptr, &r.hits};
     const nnfuzz::FuzzResult res = fuzz(fz, seeds, rec, e);
@@ -512,10 +566,22 @@ int main(int argc, char** argv) {
                    "CGF: grow the radius when more than this share of a window of mutants is new (0: off)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  fuzz->add_option("--project-dims", e.project_dims,
+                   "modes projection, combination: coverage on a seeded projection of the mean state to this many dims")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  fuzz->add_option("--tail", e.tail, "aimed modes: prompt edits in the last N characters (half of the mutants)")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   ex::flag::out(*fuzz, out_dir, "results-<objective>.md");
   ex::SyncFlags sync_flags;
   ex::add_sync_options(fuzz, sync_flags);
+  bool rare = false;
+  blk->add_flag("--rare", rare, "the second rule: words of 6-12 letters occurring 8-19 times (README)");
+  fuzz->add_flag("--rare", rare, "without --blacklist: the second rule's list");
   CLI11_PARSE(app, argc, argv);
+  BlacklistRule rule;
+  if (rare) rule = {6, 12, 8, 19};
 
   try {
     const TextData d = load_text(text_dir);
@@ -535,7 +601,7 @@ int main(int argc, char** argv) {
         std::cout << "  \"" << one_line(p) << "\" -> \"" << one_line(target.continuation(v), 200) << "\"\n";
       }
     }
-    if (*blk) default_blacklist(target, d, gen, gen.screen_chars, std::cout);
+    if (*blk) default_blacklist(target, d, gen, gen.screen_chars, std::cout, rule);
     if (*fuzz) {
       e.gen = gen;
       e.blacklist_objective = objective == "blacklist";
@@ -552,7 +618,7 @@ int main(int argc, char** argv) {
         e.sync = sync.get();
       }
       if (e.blacklist_objective) {
-        e.blacklist = blacklist_file.empty() ? default_blacklist(target, d, gen, gen.screen_chars, std::cout)
+        e.blacklist = blacklist_file.empty() ? default_blacklist(target, d, gen, gen.screen_chars, std::cout, rule)
                                              : read_lines(blacklist_file, "--blacklist");
         if (e.blacklist.empty())
           throw std::runtime_error(
@@ -587,14 +653,28 @@ int main(int argc, char** argv) {
             << " executions per run, master seed " << master_seed << "\n";
       std::istringstream ms(modes);
       for (std::string mode; std::getline(ms, mode, ',');) {
-        if (mode != "cgf" && mode != "random") throw std::runtime_error("--modes: unknown mode '" + mode + "'");
+        const Guidance g = guidance_of(mode);
         std::cout << mode << ": " << runs << " runs\n";
-        const auto results = run_all(runs, threads, [&](int i) {
+        nnfuzz::CharRnnTarget projected = target;
+        projected.project_coverage(e.project_dims, 23);
+        const auto results = run_all(runs, threads, [&](int i) -> RunResult {
           const std::uint64_t seed = nnfuzz::detail::mix_seed(master_seed, static_cast<std::uint64_t>(i));
-          if (mode == "cgf") return run_one(e, target, calibrated_coverage(e), nnfuzz::RecentSampler(), seed);
-          return run_one(e, target, nnfuzz::NoCoverage(), nnfuzz::UniformSampler(), seed);
+          const nnfuzz::CharRnnTarget& t = g.coverage == 2 ? projected : target;
+          auto with_inner = [&](auto inner) -> RunResult {
+            auto with_sampler = [&](auto sampler) -> RunResult {
+              if (g.coverage == 0) return run_one(e, t, nnfuzz::NoCoverage(), sampler, seed, g);
+              return run_one(e, t, calibrated_coverage(e), sampler, seed, g);
+            };
+            if (g.fitness) return with_sampler(nnfuzz::FitnessSampler<decltype(inner)>(inner, 0.5, 8));
+            return with_sampler(inner);
+          };
+          if (g.uniform) return with_inner(nnfuzz::UniformSampler());
+          return with_inner(nnfuzz::RecentSampler());
         });
-        report(mode == "cgf" ? "CGF" : "random search", results, e, table);
+        report(mode == "cgf"      ? "CGF (TensorFuzz's setting)"
+               : mode == "random" ? "random search"
+                                  : mode,
+               results, e, table);
       }
       std::cout << table.str();
       ex::write_text_file((fs::path(out_dir) / ("results-" + objective + ".md")).string(), table.str());

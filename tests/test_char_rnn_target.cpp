@@ -77,3 +77,88 @@ TEST_CASE("CharRnnTarget: greedy generation has no noise part - bad options are 
   CHECK_THROWS_WITH(CharRnnTarget(CharRnn(CharRnnShape{5, 4, 8}), Alphabet("ab ."), 10, 0, 1.0f),
                     Catch::Contains("'n_chars'"));
 }
+
+TEST_CASE("CharRnnTarget: step probabilities of the generation, char_prob() and step_of()", "[char_rnn_target]") {
+  for (const float temperature : {0.7f, 0.0f}) {
+    CharRnnTarget target = small_target(temperature);
+    InputBatch batch;
+    batch.reserve(target.input_layout(), 3);
+    Rng rng(4);
+    for (Index r = 0; r < 3; ++r) {
+      InputValue v = target.prompt(r == 1 ? "ab" : "b a");
+      if (temperature > 0) rng.fill_uniform(v.floats[1].data(), v.floats[1].size());
+      batch.set_row(r, v);
+    }
+    CharRnnTarget::Output out;
+    target.evaluate(batch, out);
+    REQUIRE(out.step_probs.rows() == 3);
+    REQUIRE(out.step_probs.cols() == 12 * 5);
+    for (Index r = 0; r < 3; ++r) {
+      const std::string& t = out.texts[static_cast<std::size_t>(r)];
+      for (Index j = 0; j < 12; ++j)  // each step's distribution sums to 1
+        CHECK(out.step_probs.row(r).segment(j * 5, 5).sum() == Approx(1.0f).epsilon(1e-5));
+      float emitted = 1;
+      for (std::size_t pos = 0; pos < t.size(); ++pos) {
+        CHECK(out.step_of(r, pos) >= 0);
+        CHECK(out.step_of(r, pos) < 12);
+        emitted = std::min(emitted, out.char_prob(r, pos, t[pos]));
+      }
+      CHECK(emitted > 0);                                  // what was emitted had a positive probability
+      CHECK(out.char_prob(r, 0, 'q') == 0.0f);             // outside the alphabet
+      CHECK(std::isnan(out.char_prob(r, t.size(), 'a')));  // past the text
+      CHECK(out.step_of(r, t.size()) == -1);
+      // Teacher-forced check: the probabilities are those of a forward pass over prompt + text.
+      if (temperature == 0 && t.find('%') == std::string::npos) {
+        const InputValue v = batch.value(r);
+        TokenMatrix ids(1, static_cast<Index>(v.tokens[0].size() + t.size()));
+        Index n = 0;
+        for (TokenId id : v.tokens[0]) ids(0, n++) = id;
+        for (char c : t) ids(0, n++) = target.alphabet().id(c);
+        CharRnnTrace trace;
+        target.net().forward(ids, Eigen::VectorXi::Constant(1, static_cast<int>(n)), trace);
+        const Index at = static_cast<Index>(v.tokens[0].size()) - 1;  // logits after the prompt's last id
+        RowVector l = trace.logits_at(0, at);
+        const RowVector p = (l.array() - l.maxCoeff()).exp().matrix() / (l.array() - l.maxCoeff()).exp().sum();
+        CHECK(out.char_prob(r, 0, 'a') == Approx(p(target.alphabet().id('a'))).epsilon(1e-4));
+      }
+    }
+  }
+}
+
+TEST_CASE("CharRnnTarget::project_coverage(): a seeded low-dimensional sketch of the mean state", "[char_rnn_target]") {
+  CharRnnTarget a = small_target(0.7f), b = small_target(0.7f), full = small_target(0.7f);
+  a.project_coverage(3, 9);
+  b.project_coverage(3, 9);
+  CHECK(a.projection().rows() == 8);
+  CHECK(a.projection().cols() == 3);
+  CHECK(a.projection() == b.projection());  // same seed, same bits
+  InputBatch batch;
+  batch.reserve(a.input_layout(), 2);
+  Rng rng(2);
+  for (Index r = 0; r < 2; ++r) {
+    InputValue v = a.prompt("ab");
+    rng.fill_uniform(v.floats[1].data(), v.floats[1].size());
+    batch.set_row(r, v);
+  }
+  CharRnnTarget::Output oa, ob, of;
+  a.evaluate(batch, oa);
+  b.evaluate(batch, ob);
+  full.evaluate(batch, of);
+  CHECK(oa.coverage.cols() == 3);
+  CHECK(oa.coverage == ob.coverage);
+  CHECK(of.coverage.cols() == 8);
+  CHECK(oa.coverage.isApprox(of.coverage * a.projection(), 1e-5f));
+  CharRnnTarget c = small_target(0.7f);
+  c.project_coverage(3, 10);
+  CHECK(c.projection() != a.projection());
+  CHECK_THROWS_WITH(c.project_coverage(9), Catch::Contains("option 'dims' must be in [0, 8]"));
+  c.project_coverage(0);
+  CHECK(c.projection().size() == 0);
+}
+
+TEST_CASE("CharRnnTarget::check_words() refuses words the alphabet cannot spell", "[char_rnn_target]") {
+  const CharRnnTarget target = small_target(0.5f);
+  CHECK_NOTHROW(target.check_words({"ab", "BA"}));  // either case
+  CHECK_THROWS_WITH(target.check_words({"ab", "abc"}),
+                    Catch::Contains("check_words(): the word 'abc' holds 'c'") && Catch::Contains("cannot spell"));
+}

@@ -17,6 +17,7 @@
 #include "coverage/nlc.hpp"
 #include "coverage/no_coverage.hpp"
 #include "feedback.hpp"
+#include "focus.hpp"
 #include "function_model.hpp"
 #include "fuzz_types.hpp"
 #include "fuzzer.hpp"

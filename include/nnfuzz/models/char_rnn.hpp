@@ -135,6 +135,12 @@ struct CharRnnGeneration {
   RowMatrix logits;     ///< B x vocab: logits of the last step
   RowMatrix table;      ///< vocab x 3H: embedding·W_i + b_i
   Eigen::VectorXi fed;  ///< B: the ids fed at the last step
+  /// Set before generate() to keep `probs` (off by default: it costs vocab exps per drawn char).
+  bool keep_probs = false;
+  /// With keep_probs: B x (n_chars·vocab), block j of row b = the distribution char j was drawn
+  /// from — softmax(logits / temperature), or softmax(logits) when greedy (how close the
+  /// alternatives came to the argmax). Computed from the logits the draw already needed.
+  RowMatrix probs;
 
   /// The state char j of row b was drawn from (H floats).
   auto hidden_at(Index b, Index j) const {
@@ -241,6 +247,7 @@ class CharRnn {
     out.recurrent.resize(B, 3 * H);
     out.logits.resize(B, V);
     out.fed.resize(B);
+    if (out.keep_probs) out.probs.resize(B, n_chars * V);
     if (B == 0 || n_chars == 0) return;
     make_table(out.table);
     const Index longest = lengths.maxCoeff();
@@ -262,6 +269,8 @@ class CharRnn {
         out.hidden.row(b).segment(j * H, H) = out.state.row(b);
         out.tokens(b, j) =
             greedy ? argmax(out.logits.row(b).data()) : draw_id(out.logits.row(b).data(), temperature, noise(b, j));
+        if (out.keep_probs)
+          softmax(out.logits.row(b).data(), greedy ? 1.0f : temperature, out.probs.row(b).data() + j * V);
       }
     }
   }
@@ -361,6 +370,16 @@ class CharRnn {
     for (Index v = 1; v < vocab_size(); ++v)
       if (logits[v] > logits[best]) best = static_cast<int>(v);
     return best;
+  }
+
+  // softmax(logits / temperature) into p (vocab floats), summed in id order.
+  void softmax(const float* logits, float temperature, float* p) const {
+    const Index V = vocab_size();
+    const float m = logits[argmax(logits)];
+    float total = 0;
+    for (Index v = 0; v < V; ++v) total += (p[v] = std::exp((logits[v] - m) / temperature));
+    const float inv = 1.0f / total;
+    for (Index v = 0; v < V; ++v) p[v] *= inv;
   }
 
   // Inverse-CDF draw from softmax(logits / temperature), sums in id order (deterministic).

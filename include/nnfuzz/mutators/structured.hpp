@@ -3,11 +3,13 @@
 #pragma once
 
 #include "../detail/config.hpp"
+#include "../focus.hpp"
 #include "../input.hpp"
 #include "../rng.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,20 @@ struct StructuredMutatorOptions {
   /// uniform value in [lo, hi) (e.g. sampling noise, which is uniform on [0, 1)); clipped to [lo, hi].
   float sigma = 0;
   float lo = 0, hi = 1;  ///< domain of the float parts
+  /// Prompt edits near the end: when tail > 0, a mutant's token edits land, with probability
+  /// `tail_share`, in the last `tail` editable positions of the sequence (where a language
+  /// model's continuation starts), else anywhere. 0 = anywhere always.
+  Index tail = 0;
+  float tail_share = 0.5f;  ///< see `tail`; in [0, 1]
+  /// Aimed noise: positions recorded per input by an objective (BlacklistObjective::focus(): the
+  /// generated step where the text needs the next character of its best partial match). For a
+  /// parent with a recorded position s, a mutant is, with probability `focus_share`, the parent
+  /// with element s of the first float part redrawn (uniform in [lo, hi)) and each later element
+  /// redrawn with probability `focus_after` — tokens and the elements before s untouched, so the
+  /// text up to s stays and step s draws afresh from the same distribution. Null = no aim.
+  std::shared_ptr<const InputFocus> focus;
+  float focus_share = 0.5f;  ///< see `focus`; in [0, 1]
+  float focus_after = 0.1f;  ///< see `focus`; in [0, 1]
 };
 
 /// A mutator for models with an InputLayout: each mutant is its parent with 1..max_edits token
@@ -102,6 +118,12 @@ class StructuredMutator {
     if (!detail::is_finite(o_.lo) || !detail::is_finite(o_.hi) || !(o_.lo < o_.hi))
       detail::fail("StructuredMutator(): options 'lo' and 'hi' must be finite with lo < hi, got lo=", o_.lo,
                    " hi=", o_.hi);
+    if (o_.tail < 0) detail::fail("StructuredMutator(): option 'tail' must be >= 0 (0 = anywhere), got ", o_.tail);
+    for (const auto& [name, v] : {std::pair<const char*, float>{"tail_share", o_.tail_share},
+                                  {"focus_share", o_.focus_share},
+                                  {"focus_after", o_.focus_after}})
+      if (!detail::is_finite(v) || !(v >= 0 && v <= 1))
+        detail::fail("StructuredMutator(): option '", name, "' must be in [0, 1], got ", v);
   }
 
   /// Refuses seeds whose float parts leave [lo, hi] or whose ids are outside the alphabet.
@@ -126,8 +148,24 @@ class StructuredMutator {
   /// Fills every row of `batch` with a mutant of `parent`.
   void mutate(const InputView& parent, const InputView& root, InputBatch& batch, Rng& rng) {
     const InputLayout& layout = parent.layout();
+    Index aim = -1, noise = -1;  // the parent's recorded step, and the float part it indexes
+    if (o_.focus && o_.focus_share > 0) {
+      for (Index p = 0; p < layout.size() && noise < 0; ++p)
+        if (layout.part(p).kind == InputPart::Kind::floats) noise = p;
+      if (noise >= 0) aim = o_.focus->find(input_key(parent));
+      if (aim >= layout.part(std::max<Index>(noise, 0)).width) aim = -1;
+    }
     for (Index r = 0; r < batch.rows(); ++r) {
       batch.set_row(r, parent);
+      if (aim >= 0 && rng.uniform() < o_.focus_share) {
+        ++aimed_;
+        auto row = batch.floats(noise).row(r);
+        row(aim) = draw_float(rng);
+        for (Index c = aim + 1; c < row.cols(); ++c)
+          if (rng.uniform() < o_.focus_after) row(c) = draw_float(rng);
+        continue;
+      }
+      near_end_ = o_.tail > 0 && rng.uniform() < o_.tail_share;
       for (Index p = 0; p < layout.size(); ++p) {
         const InputPart& part = layout.part(p);
         if (part.kind == InputPart::Kind::tokens)
@@ -140,6 +178,8 @@ class StructuredMutator {
 
   /// The options.
   const StructuredMutatorOptions& options() const { return o_; }
+  /// Mutants made by aimed noise (StructuredMutatorOptions::focus) since construction.
+  std::uint64_t aimed() const { return aimed_; }
 
  private:
   void mutate_tokens(const InputPart& part, const TokenId* pids, Index plen, const TokenId* rids, Index rlen,
@@ -162,7 +202,8 @@ class StructuredMutator {
     const double u = rng.uniform();
     int kind = 0;
     while (kind < kEdits - 1 && u >= cumulative_[kind]) ++kind;
-    const Index lo = std::min(o_.keep_prefix, len);    // editable positions: [lo, len)
+    Index lo = std::min(o_.keep_prefix, len);  // editable positions: [lo, len)
+    if (near_end_) lo = std::max(lo, len - o_.tail);
     if (kind == 4 && o_.dictionary.empty()) kind = 2;  // (rounding of the cumulative weights)
     if (kind == 4) {                                   // splice a dictionary word, if it fits
       const auto& word =
@@ -214,6 +255,10 @@ class StructuredMutator {
     return static_cast<TokenId>(rng.uniform_index(part.vocab));
   }
 
+  float draw_float(Rng& rng) const {
+    return std::min(o_.hi, o_.lo + (o_.hi - o_.lo) * static_cast<float>(rng.uniform()));
+  }
+
   template <typename Row>
   void mutate_floats(Row&& row, Rng& rng) {
     const Index w = row.cols();
@@ -240,6 +285,8 @@ class StructuredMutator {
   std::vector<TokenId> seq_;
   std::vector<Index> dist_;
   std::vector<float> normals_;
+  bool near_end_ = false;  // this mutant's edits land near the sequence's end
+  std::uint64_t aimed_ = 0;
 };
 
 }  // namespace nnfuzz

@@ -4,13 +4,28 @@
 //
 // They read the model's Output member `texts`: a std::vector<std::string> with one generated
 // text per row of the batch (what a language-model wrapper decodes its generations into).
+//
+// Progress fitness (how close a text came to firing, for FitnessSampler and
+// FuzzOptions::keep_fitter) also reads
+//     float char_prob(Index row, std::size_t pos, char c) const;
+// the model's probability, at the step that wrote character `pos` of texts[row], of writing `c`
+// there (NaN past the text), as CharRnnTarget::Output provides from the distributions the
+// generation drew from. Without it the objectives have no fitness() (they fire as before);
+// progress() says what is missing. BlacklistObjective::focus() additionally records, per input,
+// the generated step to aim at, read through the Output member
+//     Index step_of(Index row, std::size_t pos) const;  // the step that wrote text position pos
 #pragma once
 
 #include "../detail/config.hpp"
+#include "../detail/finite.hpp"
+#include "../detail/traits.hpp"
+#include "../focus.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +48,76 @@ inline void split_words(const std::string& text, std::vector<std::string>& words
   }
   if (!w.empty()) words.push_back(std::move(w));
 }
+inline char lower_char(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
+// Output members the progress fitness reads.
+template <typename O, typename = void>
+struct has_char_prob : std::false_type {};
+template <typename O>
+struct has_char_prob<
+    O, void_t<decltype(static_cast<float>(std::declval<const O&>().char_prob(Index{0}, std::size_t{0}, 'a')))>>
+    : std::true_type {};
+template <typename O, typename = void>
+struct has_step_of : std::false_type {};
+template <typename O>
+struct has_step_of<O, void_t<decltype(static_cast<Index>(std::declval<const O&>().step_of(Index{0}, std::size_t{0})))>>
+    : std::true_type {};
+
+// The probability of letter c in either case at text position pos (0 where unknown).
+template <typename Output>
+float case_free_prob(const Output& out, Index row, std::size_t pos, char c) {
+  const char lo = lower_char(c), up = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  float p = out.char_prob(row, pos, lo);
+  if (up != lo) p += out.char_prob(row, pos, up);
+  return is_nan(p) ? 0.0f : std::min(p, 1.0f);
+}
+// Characters that end a word, whose probabilities count when a text holds a whole word followed
+// by more letters ("category" for "cat").
+inline const char* word_terminators() { return " .,;:!?\n"; }
+
+// How close one text came to holding one of `words` whole: the best, over the text's word starts
+// (position 0 and every position after a non-word character) and the words, of k + p, where k
+// is how many leading characters of the word the text holds there (case-insensitive) and p the
+// probability of the character the word needs next at that position (either case; for a whole
+// word followed by a letter, the probability of a terminator). A word held whole scores
+// length + 1. `pos` is the text position of the next needed character (npos when fired).
+struct WordProgress {
+  float score = -1;
+  std::size_t pos = std::string::npos;
+};
+template <typename Output>
+WordProgress word_progress(const Output& out, Index row, const std::string& text,
+                           const std::vector<std::string>& words) {
+  WordProgress best;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (i > 0 && word_char(text[i - 1])) continue;
+    for (const std::string& w : words) {
+      std::size_t k = 0;
+      while (k < w.size() && i + k < text.size() && lower_char(text[i + k]) == w[k]) ++k;
+      const std::size_t at = i + k;
+      float score;
+      std::size_t pos = at;
+      if (k == w.size() && (at >= text.size() || !word_char(text[at]))) {
+        score = static_cast<float>(k) + 1;
+        pos = std::string::npos;
+      } else if (k == w.size()) {
+        float p = 0;
+        for (const char* c = word_terminators(); *c; ++c) {
+          const float q = out.char_prob(row, at, *c);
+          if (!is_nan(q)) p += q;
+        }
+        score = static_cast<float>(k) + std::min(p, 1.0f);
+      } else {
+        score = static_cast<float>(k) + case_free_prob(out, row, at, w[k]);
+      }
+      if (score > best.score) best = {score, pos};
+    }
+  }
+  return best;
+}
+}  // namespace detail
+
+namespace detail {
 inline std::string quoted_snippet(const std::string& text, std::size_t max = 80) {
   std::string s = text.size() > max ? text.substr(0, max) + "..." : text;
   for (char& c : s)
@@ -67,6 +152,71 @@ class RepeatedWordObjective {
   std::string fired(const Output& out, Index row) const {
     return repeated(out.texts[static_cast<std::size_t>(row)]);
   }
+  /// Progress toward a repeat: the best, over the runs of one word in the text, of the run's
+  /// length n plus (k + p) / (|w| + 1), where k is how many leading characters of the run's word
+  /// w the next word holds and p the probability of the character w needs next there (so a run
+  /// of n scores in [n, n + 1), and a run of `times` fires). NaN for a text without words. Needs
+  /// the Output member char_prob() (see the header comment); fitness() exists only then.
+  template <typename Output>
+  float progress(const Output& out, Index row) const {
+    static_assert(detail::has_char_prob<Output>::value,
+                  "nnfuzz: RepeatedWordObjective::progress() reads the Output member "
+                  "`float char_prob(Index row, std::size_t pos, char c) const` (the model's probability of "
+                  "character c at text position pos, as CharRnnTarget::Output has): your Output lacks it");
+    const std::string& text = out.texts[static_cast<std::size_t>(row)];
+    spans_.clear();
+    for (std::size_t i = 0; i < text.size();) {
+      if (!detail::word_char(text[i])) {
+        ++i;
+        continue;
+      }
+      std::size_t j = i;
+      while (j < text.size() && detail::word_char(text[j])) ++j;
+      spans_.emplace_back(i, j);
+      i = j;
+    }
+    auto same = [&](std::size_t a, std::size_t b) {
+      const auto [ai, aj] = spans_[a];
+      const auto [bi, bj] = spans_[b];
+      if (aj - ai != bj - bi) return false;
+      for (std::size_t k = 0; k < aj - ai; ++k)
+        if (detail::lower_char(text[ai + k]) != detail::lower_char(text[bi + k])) return false;
+      return true;
+    };
+    float best = std::numeric_limits<float>::quiet_NaN();
+    int run = 1;
+    for (std::size_t w = 0; w < spans_.size(); ++w) {
+      if (w + 1 < spans_.size() && same(w, w + 1)) {
+        ++run;
+        continue;
+      }
+      // The run of word w ends here; how far the next word (or the text after it) got toward it.
+      const auto [wi, wj] = spans_[w];
+      const std::size_t len = wj - wi;
+      float partial = 0;
+      if (w + 1 < spans_.size()) {
+        const std::size_t start = spans_[w + 1].first, end = spans_[w + 1].second;
+        std::size_t k = 0;
+        while (k < len && start + k < end && detail::lower_char(text[start + k]) == detail::lower_char(text[wi + k]))
+          ++k;
+        partial = static_cast<float>(k) + (k < len ? detail::case_free_prob(out, row, start + k, text[wi + k]) : 0.0f);
+      } else if (wj < text.size()) {  // the text ends after a separator: the next word's first character
+        std::size_t at = wj;
+        while (at < text.size() && !detail::word_char(text[at])) ++at;
+        partial = detail::case_free_prob(out, row, at, text[wi]);
+      }
+      const float score = static_cast<float>(run) + partial / static_cast<float>(len + 1);
+      if (!(score <= best)) best = score;
+      run = 1;
+    }
+    return best;
+  }
+  /// The progress() of a row (higher = closer to a repeat), when the Output has char_prob().
+  template <typename Output, std::enable_if_t<detail::has_char_prob<Output>::value, int> = 0>
+  float fitness(const Output& out, Index row) const {
+    return progress(out, row);
+  }
+
   /// The repeated word of `text` (empty if none), and how often in a row.
   std::string repeated(const std::string& text, int* count = nullptr) const {
     std::vector<std::string> words;
@@ -88,10 +238,16 @@ class RepeatedWordObjective {
 
  private:
   int times_;
+  mutable std::vector<std::pair<std::size_t, std::size_t>> spans_;
 };
 
 /// Fires when a generated text contains a word of a blacklist as a whole word
 /// (case-insensitive: "cat" matches "Cat." but not "category").
+///
+/// Progress fitness (when the Output has char_prob(), see the header comment): how close the
+/// text came to a word still hunted — the longest prefix of such a word that the text holds at
+/// a word start, plus the model's probability of the character the word needs next there (see
+/// progress()). Like laf-intel's split comparisons, it gives credit for each matching character.
 class BlacklistObjective {
  public:
   /// The words (non-empty, made of letters, digits and apostrophes).
@@ -107,12 +263,61 @@ class BlacklistObjective {
       }
     }
     words_ = std::move(words);
+    std::size_t longest = 0;
+    for (const std::string& w : words_) longest = std::max(longest, w.size());
+    stage_ = static_cast<float>(longest) + 2;
   }
-  /// Sets hits(r) for each row whose text holds a blacklisted word.
+  /// Sets hits(r) for each row whose text holds a blacklisted word; with focus(), records for
+  /// each row's input the generated step where its text needs the next character of its best
+  /// partial match.
   template <typename Batch, typename Output>
   void check(const Batch& batch, const Output& out, Mask& hits) {
     for (Index r = 0; r < batch.rows(); ++r) hits(r) = !first_match(out.texts[static_cast<std::size_t>(r)]).empty();
+    if constexpr (detail::has_char_prob<Output>::value && detail::has_step_of<Output>::value &&
+                  std::is_same<Batch, InputBatch>::value) {
+      if (!focus_ || words_.empty()) return;
+      for (Index r = 0; r < batch.rows(); ++r) {
+        const detail::WordProgress w = detail::word_progress(out, r, out.texts[static_cast<std::size_t>(r)], words_);
+        if (w.pos == std::string::npos) continue;
+        const Index step = out.step_of(r, w.pos);
+        if (step >= 0) focus_->record(input_key(batch, r), step);
+      }
+    }
   }
+  /// Progress toward the words still hunted: R·S + the best, over the text's word starts
+  /// (position 0 and every position after a non-word character) and the words, of k + p — k the
+  /// number of leading characters of the word the text holds there (case-insensitive), p the
+  /// model's probability of the character the word needs next (either case; after a whole word
+  /// followed by a letter, the probability of a terminator " .,;:!?\n"); a word held whole scores
+  /// its length + 1. R is the number of retired words and S = the longest word's length + 2, so
+  /// every text scores above any text scored before a retirement (a corpus element's fitness is
+  /// recorded once; after a word is found the search turns to the others). Once every word is
+  /// retired, R·S. Needs the Output member char_prob() (see the header comment).
+  template <typename Output>
+  float progress(const Output& out, Index row) const {
+    static_assert(detail::has_char_prob<Output>::value,
+                  "nnfuzz: BlacklistObjective::progress() reads the Output member "
+                  "`float char_prob(Index row, std::size_t pos, char c) const` (the model's probability of "
+                  "character c at text position pos, as CharRnnTarget::Output has): your Output lacks it");
+    const float base = static_cast<float>(retired_) * stage_;
+    if (words_.empty()) return base;
+    return base +
+           std::max(0.0f, detail::word_progress(out, row, out.texts[static_cast<std::size_t>(row)], words_).score);
+  }
+  /// The progress() of a row (higher = closer to a hunted word), when the Output has char_prob().
+  template <typename Output, std::enable_if_t<detail::has_char_prob<Output>::value, int> = 0>
+  float fitness(const Output& out, Index row) const {
+    return progress(out, row);
+  }
+  /// Records in `focus` (shared with a mutator: StructuredMutatorOptions::focus), for every input
+  /// checked, the generated step where its text needs the next character of its best partial
+  /// match. Needs the Output members char_prob() and step_of(); null stops recording.
+  BlacklistObjective& focus(std::shared_ptr<InputFocus> focus) {
+    focus_ = std::move(focus);
+    return *this;
+  }
+  /// Words retired so far.
+  Index retired() const { return retired_; }
   /// "blacklisted word 'x' in: "..."".
   template <typename Output>
   std::string describe(const Output& out, Index row) const {
@@ -143,22 +348,40 @@ class BlacklistObjective {
     const auto it = std::find(words_.begin(), words_.end(), word);
     if (it == words_.end()) return false;
     words_.erase(it);
+    ++retired_;
     return true;
   }
 
  private:
   std::vector<std::string> words_;
   mutable std::vector<std::string> scratch_;
+  float stage_ = 2;
+  Index retired_ = 0;
+  std::shared_ptr<InputFocus> focus_;
 };
 
-/// Fires when a user predicate holds for a generated text (e.g. a std::regex_search).
+/// Fires when a user predicate holds for a generated text (e.g. a std::regex_search). An
+/// optional fitness says how close a text came (higher = closer), e.g. the length of the longest
+/// partial match of a pattern: it then guides FitnessSampler and FuzzOptions::keep_fitter as the
+/// blacklist's progress does.
 class TextPredicateObjective {
  public:
-  /// `predicate`: bool(const std::string&); `name` describes it in findings.
-  explicit TextPredicateObjective(std::function<bool(const std::string&)> predicate, std::string name = "predicate")
-      : predicate_(std::move(predicate)), name_(std::move(name)) {
+  /// Text -> fitness (higher = closer to the predicate holding; NaN = unknown).
+  using Fitness = std::function<float(const std::string&)>;
+  /// `predicate`: bool(const std::string&); `name` describes it in findings; `fitness`, if given,
+  /// float(const std::string&).
+  explicit TextPredicateObjective(std::function<bool(const std::string&)> predicate, std::string name = "predicate",
+                                  Fitness fitness = {})
+      : predicate_(std::move(predicate)), name_(std::move(name)), fitness_(std::move(fitness)) {
     if (!predicate_) detail::fail("TextPredicateObjective(): the predicate is empty");
   }
+  /// The user's fitness of the row's text; NaN (unknown: it guides nothing) when none was given.
+  template <typename Output>
+  float fitness(const Output& out, Index row) const {
+    return fitness_ ? fitness_(out.texts[static_cast<std::size_t>(row)]) : std::numeric_limits<float>::quiet_NaN();
+  }
+  /// Whether a fitness was given.
+  bool has_fitness() const { return static_cast<bool>(fitness_); }
   /// Sets hits(r) where the predicate holds.
   template <typename Batch, typename Output>
   void check(const Batch& batch, const Output& out, Mask& hits) {
@@ -173,6 +396,7 @@ class TextPredicateObjective {
  private:
   std::function<bool(const std::string&)> predicate_;
   std::string name_;
+  Fitness fitness_;
 };
 
 }  // namespace nnfuzz

@@ -7,7 +7,10 @@
 #include "../data/text.hpp"
 #include "../models/char_rnn.hpp"
 
+#include <array>
+#include <cctype>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,15 +24,49 @@ namespace nnfuzz {
 /// replays bit for bit; the mutator explores the prompt and the noise alike.
 ///
 /// Output: `texts` (the generated continuations, decoded by the alphabet), `coverage` (per row,
-/// the mean of the GRU states the generated characters were drawn from: H floats) and `logits`
-/// (the last step's, for NonFiniteObjective). Text objectives (objectives/text.hpp) read `texts`.
+/// the mean of the GRU states the generated characters were drawn from: H floats, or a seeded
+/// projection of it to fewer, see project_coverage()), `logits` (the last step's, for
+/// NonFiniteObjective), and what the text objectives' progress fitness reads (objectives/text.hpp):
+/// `char_prob(row, pos, c)`, the model's probability of character c at text position pos, and
+/// `step_of(row, pos)`, the generated step (noise element) that wrote text position pos. Both come
+/// from the distributions the generation drew from (no extra forward pass) and are kept in
+/// buffers reused across batches.
 class CharRnnTarget {
  public:
   /// What evaluate() produces; reused across batches.
   struct Output {
     std::vector<std::string> texts;  ///< one generated continuation per row
-    RowMatrix coverage;              ///< B x H: mean state over the generation
+    RowMatrix coverage;              ///< B x H (or B x dims, projected): mean state over the generation
     RowMatrix logits;                ///< B x vocab: the last step's logits
+    /// B x (n_chars·vocab): block j of row b = the distribution char j was drawn from
+    /// (softmax(logits / temperature); greedy: softmax(logits)).
+    RowMatrix step_probs;
+    /// B x (3·n_chars): the step that wrote each character of texts[b] (a boundary id writes 3).
+    Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> text_steps;
+    Index vocab = 0;                  ///< ids per step in step_probs
+    std::array<int, 256> byte_ids{};  ///< the id of each byte (-1: not in the alphabet)
+
+    /// The generated step (the index of the noise element) that wrote character `pos` of
+    /// texts[row]; -1 for a position past the text.
+    Index step_of(Index row, std::size_t pos) const {
+      return pos < texts[static_cast<std::size_t>(row)].size() ? text_steps(row, static_cast<Index>(pos)) : -1;
+    }
+    /// The probability the model gave, at the step that wrote character `pos` of texts[row], to
+    /// writing `c` there instead (given the text before pos; the emitted character's own
+    /// probability when c is it). '\n' also counts the boundary id (whose text starts with a
+    /// newline); inside a boundary's 3 characters it is 1 for the character written, else 0. NaN
+    /// past the text (the continuation is not known there); 0 for a byte outside the alphabet.
+    float char_prob(Index row, std::size_t pos, char c) const {
+      const std::string& t = texts[static_cast<std::size_t>(row)];
+      if (pos >= t.size()) return std::numeric_limits<float>::quiet_NaN();
+      const Index step = text_steps(row, static_cast<Index>(pos));
+      if (pos > 0 && text_steps(row, static_cast<Index>(pos - 1)) == step) return t[pos] == c ? 1.0f : 0.0f;
+      const float* p = step_probs.row(row).data() + step * vocab;
+      const int id = byte_ids[static_cast<unsigned char>(c)];
+      float q = id >= 0 ? p[id] : 0.0f;
+      if (c == '\n') q += p[Alphabet::kBoundary];
+      return q;
+    }
     /// The tensors NonFiniteObjective checks.
     template <class F>
     void for_each_tensor(F&& f) const {
@@ -53,7 +90,31 @@ class CharRnnTarget {
     if (n_chars < 1) detail::fail("CharRnnTarget(): option 'n_chars' must be >= 1, got ", n_chars);
     if (!detail::is_finite(temperature) || !(temperature >= 0))
       detail::fail("CharRnnTarget(): option 'temperature' must be finite and >= 0, got ", temperature);
+    gen_.keep_probs = true;
   }
+
+  /// Coverage vectors of `dims` floats instead of H: the mean GRU state times a fixed random
+  /// H x dims matrix (entries N(0, 1/dims) from Rng(seed)), a Johnson–Lindenstrauss sketch that
+  /// keeps distances roughly and makes nearest-neighbour queries cheap. Same seed => same
+  /// matrix, same bits. dims = 0 restores the full state. Throws std::invalid_argument for dims
+  /// outside [0, H].
+  CharRnnTarget& project_coverage(Index dims, std::uint64_t seed = 1) {
+    const Index H = net_.hidden_size();
+    if (dims < 0 || dims > H)
+      detail::fail("CharRnnTarget::project_coverage(): option 'dims' must be in [0, ", H, "] (0: the full state), got ",
+                   dims);
+    if (dims == 0) {
+      projection_.resize(0, 0);
+      return *this;
+    }
+    projection_.resize(H, dims);
+    Rng rng(seed);
+    rng.fill_normal(projection_.data(), projection_.size());
+    projection_ *= 1.0f / std::sqrt(static_cast<float>(dims));
+    return *this;
+  }
+  /// The projection (H x dims; empty when coverage is the full state).
+  const RowMatrix& projection() const { return projection_; }
 
   /// tokens "prompt" (vocab, max_prompt) [+ floats "noise" (n_chars) when sampling].
   InputLayout input_layout() const {
@@ -75,13 +136,37 @@ class CharRnnTarget {
     }
     net_.generate(batch.ids(0), lengths_, n_chars_, temperature_, noise_, gen_);
     out.texts.resize(static_cast<std::size_t>(B));
-    out.coverage.setZero(B, H);
-    for (Index b = 0; b < B; ++b) {
-      out.texts[static_cast<std::size_t>(b)] = alphabet_.decode(gen_.tokens.row(b).data(), n_chars_);
-      for (Index j = 0; j < n_chars_; ++j) out.coverage.row(b) += gen_.hidden_at(b, j);
+    mean_.setZero(B, H);
+    out.text_steps.resize(B, 3 * n_chars_);
+    out.vocab = net_.vocab_size();
+    for (int c = 0; c < 256; ++c) {
+      const char ch = static_cast<char>(c);
+      out.byte_ids[static_cast<std::size_t>(c)] = alphabet_.contains(ch) ? alphabet_.id(ch) : -1;
     }
-    out.coverage /= static_cast<float>(n_chars_);
+    for (Index b = 0; b < B; ++b) {
+      std::string& t = out.texts[static_cast<std::size_t>(b)];
+      t.clear();  // decoded in place: the string keeps its capacity from batch to batch
+      for (Index j = 0; j < n_chars_; ++j) {
+        const int id = gen_.tokens(b, j);
+        const std::size_t at = t.size();
+        if (id == Alphabet::kBoundary)
+          t += Alphabet::kBoundaryText;
+        else
+          t.push_back(alphabet_.symbol(id));
+        for (std::size_t k = at; k < t.size(); ++k) out.text_steps(b, static_cast<Index>(k)) = static_cast<int>(j);
+        mean_.row(b) += gen_.hidden_at(b, j);
+      }
+    }
+    mean_ /= static_cast<float>(n_chars_);
+    if (projection_.size() == 0) {
+      out.coverage = mean_;
+    } else {
+      out.coverage.resize(B, projection_.cols());
+      detail::row_invariant_affine(mean_.data(), B, H, H, projection_.data(), projection_.cols(), nullptr,
+                                   out.coverage.data(), projection_.cols());
+    }
     out.logits = gen_.logits;
+    out.step_probs.swap(gen_.probs);  // swapped back next batch: both buffers are reused
   }
 
   /// Encodes a prompt string as an input: the boundary id (the start of a text, as in training),
@@ -118,6 +203,20 @@ class CharRnnTarget {
     return one_out_.texts[0];
   }
 
+  /// Refuses words the alphabet cannot spell (e.g. a blacklist for BlacklistObjective, which
+  /// matches case-insensitively: a letter counts when the alphabet holds it in either case).
+  /// Throws std::invalid_argument naming the word and the character.
+  void check_words(const std::vector<std::string>& words) const {
+    for (const std::string& w : words)
+      for (const char c : w) {
+        const auto u = static_cast<unsigned char>(c);
+        if (!alphabet_.contains(c) && !alphabet_.contains(static_cast<char>(std::tolower(u))) &&
+            !alphabet_.contains(static_cast<char>(std::toupper(u))))
+          detail::fail("CharRnnTarget::check_words(): the word '", w, "' holds ", detail::describe_byte(u),
+                       ", which the model's alphabet cannot spell");
+      }
+  }
+
   /// The network.
   const CharRnn& net() const { return net_; }
   /// The alphabet.
@@ -129,7 +228,7 @@ class CharRnnTarget {
   Index max_prompt_, n_chars_;
   float temperature_;
   Eigen::VectorXi lengths_;
-  RowMatrix noise_;
+  RowMatrix noise_, mean_, projection_;
   CharRnnGeneration gen_;
   InputBatch one_;  // continuation()'s batch and output
   Output one_out_;
