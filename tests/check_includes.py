@@ -11,7 +11,7 @@ import os, posixpath, re, sys
 root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..', 'include', 'nnfuzz')
 LEVELS = [  # (level, path pattern); the first match wins
     (0, r'detail/(config|finite|row_store|binary_file|nanoflann_shim|traits)\.hpp|detail/kernels/.*'),
-    (1, r'(input|rng|corpus|fuzz_types|feedback|version|tolerance)\.hpp'),
+    (1, r'(input|rng|corpus|fuzz_types|feedback|version|tolerance|focus)\.hpp'),
     (2, r'samplers\.hpp|mutators(\.hpp|/.*)|objectives(\.hpp|/.*)|coverage/.*|detail/.*|models/.*|data/.*|'
         r'adapters/.*|stages\.hpp|callbacks\.hpp|function_model\.hpp|regression/.*'),
     (3, r'fuzzer\.hpp|minimize\.hpp'),
