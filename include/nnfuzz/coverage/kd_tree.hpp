@@ -76,8 +76,9 @@ struct KdRangeTree {
 /// searched directly, the rest by a short list of
 /// static KD-trees built by nanoflann over consecutive ranges, each tree larger than all later
 /// ones together (a logarithmic method: about log2(N / 64) trees, each vector rebuilt about
-/// log2(N / 64) times in all). A query walks the trees largest first and stops at the first
-/// stored vector inside the radius.
+/// log2(N / 64) times in all). A query stops at the first stored vector inside the radius; it
+/// tries first the vector that answered the previous query (a batch's mutants share a parent,
+/// so their coverage vectors cluster), then the newest vectors, then the trees newest first.
 ///
 /// Rebuilds of up to `max_blocking_build` vectors happen inside observe(); larger ones on a
 /// background thread (std::async), while the trees they replace keep answering queries, so the
@@ -111,6 +112,7 @@ class KdTreeCoverage {
       store_ = std::move(other.store_);
       trees_ = std::move(other.trees_);
       scratch_ = std::move(other.scratch_);
+      witness_ = other.witness_;
       job_ = std::move(other.job_);
       job_first_ = other.job_first_;
       job_last_ = other.job_last_;
@@ -140,6 +142,7 @@ class KdTreeCoverage {
     drop_job();
     trees_.clear();
     store_.reset(dim);
+    witness_ = std::numeric_limits<Index>::max();
     background_rebuilds_ = 0;
     scratch_.assign(static_cast<std::size_t>(dim), 0.0f);
   }
@@ -210,10 +213,19 @@ class KdTreeCoverage {
     const float r2 = radius_ * radius_;
     const Index d = dim();
     const float prune_above = r2 * (1.0f + 8.0f * static_cast<float>(d + 2) * std::numeric_limits<float>::epsilon());
-    for (const auto& t : trees_)
-      if (seen_in(*t, q, r2, prune_above)) return true;
-    for (Index i = built_end(); i < store_.size(); ++i)
-      if (detail::squared_distance_below(q, store_.row(i), d, r2)) return true;
+    // The vector that answered the last query first: a batch's mutants share a parent, so their
+    // coverage vectors cluster, and the last witness often answers the next query in O(dim).
+    // The answer is the same either way (any stored vector inside the radius decides it).
+    if (witness_ < store_.size() && detail::squared_distance_below(q, store_.row(witness_), d, r2)) return true;
+    // The newest vectors next (not in a tree yet): they came from the region being mutated now.
+    for (Index i = store_.size(); i-- > built_end();)
+      if (detail::squared_distance_below(q, store_.row(i), d, r2)) {
+        witness_ = i;
+        return true;
+      }
+    // Then the trees, smallest (newest) first, for the same reason.
+    for (auto t = trees_.rbegin(); t != trees_.rend(); ++t)
+      if (seen_in(**t, q, r2, prune_above)) return true;
     return false;
   }
 
@@ -235,9 +247,13 @@ class KdTreeCoverage {
   bool seen_below(const Node* node, const Tree& t, const float* q, float mind, float r2, float prune_above) {
     if (node->child1 == nullptr && node->child2 == nullptr) {
       const auto& order = detail::nanoflann_order(t.tree);
-      for (auto i = node->node_type.lr.left; i < node->node_type.lr.right; ++i)
-        if (detail::squared_distance_below(q, store_.row(t.begin() + static_cast<Index>(order[i])), dim(), r2))
+      for (auto i = node->node_type.lr.left; i < node->node_type.lr.right; ++i) {
+        const Index row = t.begin() + static_cast<Index>(order[i]);
+        if (detail::squared_distance_below(q, store_.row(row), dim(), r2)) {
+          witness_ = row;
           return true;
+        }
+      }
       return false;
     }
     const auto k = node->node_type.sub.divfeat;
@@ -335,6 +351,7 @@ class KdTreeCoverage {
   detail::RowStore store_;
   std::vector<std::unique_ptr<Tree>> trees_;  // consecutive ranges covering [0, built_end()), largest first
   std::vector<float> scratch_;                // per-dimension distances of the search (no allocation per query)
+  Index witness_ = std::numeric_limits<Index>::max();  // the stored row that answered the last "seen" query
   std::future<std::unique_ptr<Tree>> job_;
   std::size_t job_first_ = 0, job_last_ = 0;
   std::size_t background_rebuilds_ = 0;
