@@ -4,8 +4,6 @@
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/adapters/opencv_dnn.hpp>
 #include <nnfuzz/models/mlp_file.hpp>
-#include <nnfuzz/regression/localize.hpp>
-#include <nnfuzz/targets/version_pair.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -306,7 +304,7 @@ nnfuzz::OpenCvDnnOptions release_options() {
   nnfuzz::OpenCvDnnOptions o;
   o.input_shape = {784};
   o.select.coverage = {"logits"};
-  o.select.layers = {"dense1", "relu1", "dense2", "relu2", "logits"};
+  o.select.layers = adapter_test::release_layers();
   return o;
 }
 }  // namespace
@@ -316,21 +314,9 @@ TEST_CASE("OpenCvDnnModel: select.layers orders for_each_tensor; names are check
   nnfuzz::OpenCvDnnModel m(model_path("release-v1.onnx"), release_options());
   CHECK(m.fetched() == std::vector<std::string>{"logits", "dense1", "relu1", "dense2", "relu2"});
   nnfuzz::NamedOutputs out;
-  const RowMatrix x = random_batch(3, 5);
-  m.evaluate(x, out);
-  std::vector<std::string> seen;
-  out.for_each_tensor([&](const char* name, const RowMatrix& t) {
-    seen.emplace_back(name);
-    CHECK(t.rows() == 3);
-  });
-  CHECK(seen == std::vector<std::string>{"dense1", "relu1", "dense2", "relu2", "logits"});
-  // OpenCV fuses ReLU into the layer before it unless both are fetched: dense1 is before the ReLU.
-  CHECK(out["dense1"].minCoeff() < 0);
-  CHECK(out["relu1"].isApprox(out["dense1"].cwiseMax(0.0f), 1e-6f));
-  // OutputByName reads the logits (VersionPair's extractor).
-  CHECK(&nnfuzz::OutputByName{"logits"}(out) == &out["logits"]);
-  CHECK_THROWS_WITH(nnfuzz::OutputByName{"probs"}(out),
-                    Catch::Contains("no output 'probs'") && Catch::Contains("dense2"));
+  m.evaluate(random_batch(3, 5), out);
+  // OpenCV fuses a ReLU into the layer before it unless both are fetched: dense1 is before it.
+  adapter_test::check_layer_order(out, 3);
   nnfuzz::OpenCvDnnOptions bad = release_options();
   bad.select.layers.push_back("dense9");
   CHECK_THROWS_WITH(nnfuzz::OpenCvDnnModel(model_path("release-v1.onnx"), bad),
@@ -344,30 +330,6 @@ TEST_CASE("OpenCvDnnModel: select.layers orders for_each_tensor; names are check
 TEST_CASE("OpenCvDnnModel: two releases as a VersionPair: found, localised to the layer that changed",
           "[adapters][opencv]") {
   if (!have("release-v1.onnx") || !have("release-v2.onnx")) return;
-  nnfuzz::VersionPair pair(nnfuzz::OpenCvDnnModel(model_path("release-v1.onnx"), release_options()),
-                           nnfuzz::OpenCvDnnModel(model_path("release-v2.onnx"), release_options()),
-                           nnfuzz::OutputByName{"logits"});
-  static_assert(nnfuzz::can_localize<decltype(pair)::Output>(), "adapter pairs localise");
-  nnfuzz::FuzzOptions o;
-  o.max_executions = 3000;
-  o.max_findings = 3;
-  o.seed = 1;
-  auto fuzzer = nnfuzz::make_fuzzer(pair, nnfuzz::RecentSampler(), nnfuzz::GaussianMutator(0.1f, {0.0f, 1.0f}),
-                                    nnfuzz::KdTreeCoverage(0.5f), nnfuzz::DisagreementObjective(), o);
-  const nnfuzz::FuzzResult r = fuzzer.run(random_batch(4, 11));
-  REQUIRE(r.found());
-  const nnfuzz::TensorTolerances tol(nnfuzz::Tolerance::float32(1e-5, 1e-4));
-  const std::vector<nnfuzz::Localization> where = nnfuzz::localize_findings(pair, r.findings, tol);
-  REQUIRE(where.size() == r.findings.size());
-  for (const nnfuzz::Localization& l : where) {
-    CHECK(l.first_tensor() == "dense2");
-    REQUIRE(l.tensors.size() == 5);
-    CHECK(l.tensors[0].name == "dense1");
-    CHECK(l.tensors[0].error.max_units == 0);  // the same first layer, the same engine: bit for bit
-    CHECK(l.tensors[1].error.max_units == 0);
-  }
-  const std::vector<nnfuzz::DivergenceGroup> groups = nnfuzz::group_by_first_tensor(where);
-  REQUIRE(groups.size() == 1);
-  CHECK(groups[0].tensor == "dense2");
-  CHECK(groups[0].count == r.findings.size());
+  adapter_test::check_releases_part_at_dense2(nnfuzz::OpenCvDnnModel(model_path("release-v1.onnx"), release_options()),
+                                              nnfuzz::OpenCvDnnModel(model_path("release-v2.onnx"), release_options()));
 }
