@@ -69,7 +69,7 @@ struct Classifier {
     typename Net::Trace trace;
     RowMatrix logits;
     /// The trace's named tensors, where the network names them (Mlp: dense1, relu1, ..., logits;
-    /// Int8Mlp's trace holds codes and does not): what localisation compares.
+    /// Int8Mlp's names them as reals from its codes): what localisation compares.
     template <class F, class T = typename Net::Trace>  // T: SFINAE in the immediate context
     auto for_each_tensor(F&& f) const -> decltype(std::declval<const T&>().for_each_tensor(f)) {
       return trace.for_each_tensor(f);
@@ -262,7 +262,12 @@ void run_candidate(const Settings& s, const ex::Data& data, const std::string& n
     }
   if (!found.empty()) cr.findings = measure_pair(pair, finding_inputs(found), s.batch);
   if constexpr (can_localize<typename Pair<Net>::Output>()) {
-    if (!found.empty()) cr.where = localize_findings(pair, found, tolerances_for(name));
+    if (!found.empty()) {
+      // int8: each tensor within 2 quantisation steps of its own scale (Int8Mlp::tolerances()).
+      TensorTolerances tol = tolerances_for(name);
+      if constexpr (std::is_same<Net, Int8Mlp>::value) tol = pair.new_model().net.tolerances(2);
+      cr.where = localize_findings(pair, found, tol);
+    }
   }
   std::cout << cr.name << ": gate " << (cr.gate.empty() ? "passed" : "failed: " + cr.gate) << "; " << found.size()
             << " findings";
