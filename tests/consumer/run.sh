@@ -18,14 +18,15 @@
 #                     adapter header) against it, and run it on $NNFUZZ_ADAPTER_MODEL (the
 #                     planted-nan.onnx of tools/train_torch_mnist.py --test-models; if unset or
 #                     missing, the app is built but not run, and the script says so); then
-#                     engine_versions/ (a user's GoogleTest test of two ONNX releases as a
-#                     VersionPair: release-v1/-v2.onnx from the same directory), which must
-#                     pass on v1 against itself and fail on v2 naming the first diverging tensor.
+#                     engine_adapter/versions_test.cpp (a user's GoogleTest test of two ONNX
+#                     releases as a VersionPair: release-v1/-v2.onnx from the same directory),
+#                     which must pass on v1 against itself and fail on v2 naming the first
+#                     diverging tensor.
 #
 # Environment: CXX (the C++ compiler; default: CMake's/Meson's choice), BUILD_TYPE (CMake build
 # type, default Release), CMAKE_GENERATOR (default Ninja when installed), JOBS (default 1).
 # tests/consumer/CMakeLists.txt registers one CTest test per mode (label `consumer`).
-# Only <work>/{build,prefix,app,versions,src,pkgconfig_models,unit_tests} are removed and rebuilt: a work dir is reusable.
+# Only <work>/{build,prefix,app,src,pkgconfig_models,unit_tests} are removed and rebuilt: a work dir is reusable.
 set -euo pipefail
 
 usage() { sed -n '5,6p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
@@ -150,7 +151,7 @@ case "${mode}" in
     ;;
 
   engine_adapter)
-    rm -rf "${work}/build" "${work}/prefix" "${work}/app" "${work}/versions"
+    rm -rf "${work}/build" "${work}/prefix" "${work}/app"
     prefix="${work}/prefix"
     step cmake -S "${src}" -B "${work}/build" "${cmake_args[@]}" -DCMAKE_INSTALL_PREFIX="${prefix}" \
       -DNNFUZZ_BUILD_TESTS=OFF -DNNFUZZ_BUILD_EXAMPLES=OFF -DNNFUZZ_BUILD_BENCHMARKS=OFF -DNNFUZZ_INSTALL=ON \
@@ -165,25 +166,22 @@ case "${mode}" in
       echo "== consumer.${mode}: built; not run: no model file (NNFUZZ_ADAPTER_MODEL='${NNFUZZ_ADAPTER_MODEL:-}')"
     fi
 
-    # Two releases of an exported network in a user's GoogleTest test (engine_versions/): v1
+    # Two releases of an exported network in a user's GoogleTest test (versions_test): v1
     # against itself passes; v1 against release-v2.onnx (its second layer changed) fails, naming
     # the first diverging tensor and the metrics, and fails again from the regression corpus.
-    rm -rf "${work}/versions"
-    step cmake -S "${here}/engine_versions" -B "${work}/versions" "${cmake_args[@]}" -DCMAKE_PREFIX_PATH="${prefix}"
-    step cmake --build "${work}/versions" --parallel "${jobs}"
     models="$(dirname "${NNFUZZ_ADAPTER_MODEL:-/nonexistent/x}")"
     if [[ -f "${models}/release-v1.onnx" && -f "${models}/release-v2.onnx" ]]; then
       export RELEASE_MODELS="${models}"
-      step "${work}/versions/versions_test"
-      if out="$(RELEASE_CANDIDATE=release-v2.onnx "${work}/versions/versions_test" 2>&1)"; then
+      step "${work}/app/versions_test"
+      if out="$(RELEASE_CANDIDATE=release-v2.onnx "${work}/app/versions_test" 2>&1)"; then
         fail "versions_test passed on release-v2.onnx"
       fi
       for want in "the objective fired: reference says" "first diverging tensor: dense2" "before it: dense1 0, relu1 0" \
                   "metrics on this input: top-1 agreement 0" "SQNR" "the metric gate failed" \
-                  "saved: ${work}/versions/regressions/release-v2.onnx/"; do
+                  "saved: ${work}/app/regressions/release-v2.onnx/"; do
         [[ "${out}" == *"${want}"* ]] || fail "versions_test: the failure message lacks '${want}':"$'\n'"${out}"
       done
-      if out="$(RELEASE_CANDIDATE=release-v2.onnx "${work}/versions/versions_test" 2>&1)"; then
+      if out="$(RELEASE_CANDIDATE=release-v2.onnx "${work}/app/versions_test" 2>&1)"; then
         fail "versions_test passed on its second run"
       fi
       [[ "${out}" == *"a saved regression input fires again"* ]] ||
