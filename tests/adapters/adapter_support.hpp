@@ -44,6 +44,17 @@ inline nnfuzz::RowMatrix random_batch(nnfuzz::Index rows, std::uint64_t seed) {
 /// computed: EngineOutputs::layers for them.
 inline std::vector<std::string> release_layers() { return {"dense1", "relu1", "dense2", "relu2", "logits"}; }
 
+/// An engine's options for release-v1/-v2: N x 784 inputs, the logits as coverage, every layer
+/// named (EngineOutputs::layers).
+template <typename Options>
+Options release_options() {
+  Options o;
+  o.input_shape = {784};
+  o.select.coverage = {"logits"};
+  o.select.layers = release_layers();
+  return o;
+}
+
 /// Checks that for_each_tensor visits release_layers() in order, each with `rows` rows, and that
 /// OutputByName reads the logits (and names the outputs there are for a name that is not one).
 inline void check_layer_order(const nnfuzz::NamedOutputs& out, nnfuzz::Index rows) {

@@ -224,11 +224,8 @@ TEST_CASE("LibTorchModel: TorchScript code that does not compile keeps LibTorch'
 // output_names) as a VersionPair of adapter models naming every layer (EngineOutputs::layers).
 namespace {
 nnfuzz::LibTorchOptions release_options() {
-  nnfuzz::LibTorchOptions o;
-  o.input_shape = {784};
-  o.output_names = {"logits", "dense1", "relu1", "dense2", "relu2"};
-  o.select.coverage = {"logits"};
-  o.select.layers = adapter_test::release_layers();
+  nnfuzz::LibTorchOptions o = adapter_test::release_options<nnfuzz::LibTorchOptions>();
+  o.output_names = {"logits", "dense1", "relu1", "dense2", "relu2"};  // the traced tuple's elements
   return o;
 }
 }  // namespace

@@ -300,13 +300,7 @@ TEST_CASE("OpenCvDnnModel: an input_shape whose product overflows or cannot be a
 // Two releases of one exported network (release-v1.onnx, and release-v2.onnx: v1 with its second
 // layer perturbed) as a VersionPair of adapter models naming every layer (EngineOutputs::layers).
 namespace {
-nnfuzz::OpenCvDnnOptions release_options() {
-  nnfuzz::OpenCvDnnOptions o;
-  o.input_shape = {784};
-  o.select.coverage = {"logits"};
-  o.select.layers = adapter_test::release_layers();
-  return o;
-}
+nnfuzz::OpenCvDnnOptions release_options() { return adapter_test::release_options<nnfuzz::OpenCvDnnOptions>(); }
 }  // namespace
 
 TEST_CASE("OpenCvDnnModel: select.layers orders for_each_tensor; names are checked", "[adapters][opencv]") {
