@@ -9,6 +9,7 @@
 #include <nnfuzz/models/mlp.hpp>
 #include <nnfuzz/targets/mlp_targets.hpp>
 #include <nnfuzz/models/train.hpp>
+#include <nnfuzz/regression/png.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -24,7 +25,6 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <stb/stb_image_write.h>
 
 #include "cli_common.hpp"
 
@@ -139,34 +139,11 @@ inline Mlp<float> train_or_load(const Recipe& r, const Data& data, const Scale& 
 }
 
 /// Writes seed | found | |found - seed| (magnified to fill the grey range) side by side as a PNG,
-/// each panel upscaled `zoom` times. Pixels are mapped from [lo, hi] to [0, 255].
+/// each panel upscaled `zoom` times (nnfuzz::finding_picture(), the release report's picture
+/// without a minimised panel). Pixels are mapped from [lo, hi] to [0, 255].
 inline void write_triptych(const std::string& path, const nnfuzz::RowVector& seed, const nnfuzz::RowVector& found,
                            int rows, int cols, float lo, float hi, int zoom = 4) {
-  const int gap = 2;
-  const int w = 3 * cols * zoom + 2 * gap, h = rows * zoom;
-  std::vector<unsigned char> img(static_cast<std::size_t>(w * h), 255);
-  const nnfuzz::RowVector diff = (found - seed).cwiseAbs();
-  const float dmax = std::max(diff.maxCoeff(), 1e-6f);
-  auto put = [&](int panel, const nnfuzz::RowVector& v, float a, float b) {
-    for (int y = 0; y < rows; ++y)
-      for (int x = 0; x < cols; ++x) {
-        const float t = std::clamp((v(y * cols + x) - a) / (b - a), 0.0f, 1.0f);
-        const auto g = static_cast<unsigned char>(std::lround(255 * t));
-        for (int dy = 0; dy < zoom; ++dy)
-          for (int dx = 0; dx < zoom; ++dx)
-            img[static_cast<std::size_t>((y * zoom + dy) * w + panel * (cols * zoom + gap) + x * zoom + dx)] = g;
-      }
-  };
-  put(0, seed, lo, hi);
-  put(1, found, lo, hi);
-  put(2, diff, 0, dmax);
-  std::ofstream png = open_output(path);
-  auto append = [](void* os, void* bytes, int n) {
-    static_cast<std::ofstream*>(os)->write(static_cast<const char*>(bytes), n);
-  };
-  if (!stbi_write_png_to_func(append, &png, w, h, 1, img.data(), w))
-    throw std::runtime_error("write_triptych(): cannot encode '" + path + "'");
-  close_output(png, path);
+  nnfuzz::write_png(path, nnfuzz::finding_picture(seed, found, nnfuzz::RowVector(), {rows, cols, lo, hi, zoom}));
 }
 
 /// True when gnuplot is on the PATH.

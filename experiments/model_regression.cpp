@@ -12,7 +12,9 @@
 //
 // Each pair is a VersionPair of two models of the user's kind (a network wrapped as a dense
 // nnfuzz model whose Output has `logits`). Writes OUT/results.md (the tables, also printed) and
-// OUT/seeds.csv (one row per seed and configuration).
+// OUT/seeds.csv (one row per seed and configuration), and the release report OUT/report/
+// (report.md, metrics.csv, layers.csv, a per-layer chart per candidate and up to --pictures
+// PNGs per candidate: seed | found | minimised | difference).
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include "mnist_common.hpp"
 #include "common/flags.hpp"
@@ -56,6 +58,7 @@ struct Settings {
   int jobs = 0;
   Index train_steps = 0;
   bool quick = false;
+  int pictures = 6;
 };
 
 // A network (Mlp<float>, Mlp<Eigen::half>, Int8Mlp) as a dense nnfuzz model whose Output has
@@ -66,7 +69,7 @@ struct Classifier {
     typename Net::Trace trace;
     RowMatrix logits;
     /// The trace's named tensors, where the network names them (Mlp: dense1, relu1, ..., logits;
-    /// Int8Mlp's trace holds codes and does not): what localisation compares.
+    /// Int8Mlp's names them as reals from its codes): what localisation compares.
     template <class F, class T = typename Net::Trace>  // T: SFINAE in the immediate context
     auto for_each_tensor(F&& f) const -> decltype(std::declval<const T&>().for_each_tensor(f)) {
       return trace.for_each_tensor(f);
@@ -91,7 +94,8 @@ struct SeedResult {
   bool found = false;            // a confirmed disagreement
   std::uint64_t executions = 0;  // to the first confirmed disagreement (or the budget)
   PerturbationSize before, after;
-  RowVector input;  // the confirmed disagreement
+  RowVector input;      // the confirmed disagreement
+  RowVector minimised;  // minimize()'s result
 };
 
 // Re-evaluates a saved input from scratch, in a batch of the shape it was found in.
@@ -131,6 +135,7 @@ SeedResult fuzz_seed(const Settings& s, const P& pair, Coverage coverage, float 
   const MinimizeResult m = minimize(local, d, seed_row.row(0), f.input, mo);
   r.before = m.before;
   r.after = m.after;
+  r.minimised = m.input;
   return r;
 }
 
@@ -247,15 +252,22 @@ void run_candidate(const Settings& s, const ex::Data& data, const std::string& n
   cr.gated = true;
   std::vector<Finding> found;
   for (std::size_t k = configs.size() - 2 * s.eps.size(); k < configs.size(); ++k)
-    for (const SeedResult& r : configs[k].results)
-      if (r.found) {
-        Finding f;
-        f.input = r.input;
-        found.push_back(std::move(f));
-      }
+    for (std::size_t i = 0; i < configs[k].results.size(); ++i) {
+      const SeedResult& r = configs[k].results[i];
+      if (!r.found) continue;
+      Finding f;
+      f.input = r.input;
+      found.push_back(std::move(f));
+      cr.images.push_back({data.test.images.row(configs[k].seed_rows[i]), r.input, r.minimised});
+    }
   if (!found.empty()) cr.findings = measure_pair(pair, finding_inputs(found), s.batch);
   if constexpr (can_localize<typename Pair<Net>::Output>()) {
-    if (!found.empty()) cr.where = localize_findings(pair, found, tolerances_for(name));
+    if (!found.empty()) {
+      // int8: each tensor within 2 quantisation steps of its own scale (Int8Mlp::tolerances()).
+      TensorTolerances tol = tolerances_for(name);
+      if constexpr (std::is_same<Net, Int8Mlp>::value) tol = pair.new_model().net.tolerances(2);
+      cr.where = localize_findings(pair, found, tol);
+    }
   }
   std::cout << cr.name << ": gate " << (cr.gate.empty() ? "passed" : "failed: " + cr.gate) << "; " << found.size()
             << " findings";
@@ -399,6 +411,9 @@ void add_options(CLI::App& app, Settings& s) {
       ->transform(ex::integer_count<std::decay_t<decltype(s.minimize_executions)>>())
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--pictures", s.pictures, "report pictures (seed | found | minimised | difference) per candidate")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   ex::flag::jobs(app, s.jobs);
   ex::flag::train_steps(app, s.train_steps);
   app.add_flag("--quick", s.quick,
@@ -433,7 +448,12 @@ void run_experiment(const Settings& s) {
   std::vector<CandidateReport> reports;
   for (const std::string& dir : {s.data_dir, s.fashion_dir})
     if (!dir.empty()) run_data(s, dir, models, configs, reports);
-  const ReportFiles rf = write_regression_report(s.out_dir + "/report", reports, "Release report: model_regression");
+  ReportOptions ro;
+  ro.title = "Release report: model_regression";
+  ro.image = {28, 28, 0.0f, 1.0f};  // the digits and Fashion-MNIST, pixels [0,1]
+  ro.write_png = write_png;
+  ro.max_pictures = static_cast<std::size_t>(s.pictures);
+  const ReportFiles rf = write_regression_report(s.out_dir + "/report", reports, ro);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string md = report(s, models, configs, seconds);
   const std::string path = s.out_dir + "/results.md";

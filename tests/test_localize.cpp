@@ -3,6 +3,7 @@
 // differs, the float16 twin, grouping, and the errors.
 #include <catch2/catch.hpp>
 #include <nnfuzz/models/mlp.hpp>
+#include <nnfuzz/models/quantize.hpp>
 #include <nnfuzz/regression/localize.hpp>
 #include <nnfuzz/targets/mlp_targets.hpp>
 #include <nnfuzz/targets/version_pair.hpp>
@@ -105,7 +106,7 @@ TEST_CASE("localize: the float16 twin parts at its first layer under a float32 t
   const Mlp<float> net = planted_net();
   HalfArithmeticPair pair = make_half_arithmetic_pair(net);
   static_assert(can_localize<HalfArithmeticPair::Output>(), "PairTarget's two traces localise");
-  static_assert(!can_localize<Int8Pair::Output>(), "Int8Trace names no tensors (yet)");
+  static_assert(can_localize<Int8Pair::Output>(), "Int8Trace names its tensors as reals");
   RowMatrix rows = RowMatrix::Constant(1, 4, 0.3f);
   rows(0, 1) = 0.7f;
   const Localization strict = localize_rows(pair, rows, TensorTolerances(Tolerance::float32(0)))[0];
@@ -152,4 +153,70 @@ TEST_CASE("localize: tensors of different widths, no tensor in common, a row out
   b.name = "b";
   CHECK_THROWS_WITH(localize(a, b, 0, TensorTolerances()), Catch::Contains("no tensor in common"));
   CHECK_THROWS_WITH(localize(a, a, 1, TensorTolerances()), Catch::Contains("tensor 'a' has 1 rows, asked for row 1"));
+}
+
+namespace {
+// A user's int8 model: its Output names its tensors through the Int8Trace.
+struct TracedInt8 {
+  struct Output {
+    Int8Trace trace;
+    RowMatrix logits;
+    template <class F>
+    void for_each_tensor(F&& f) const {
+      trace.for_each_tensor(f);
+    }
+  };
+  Int8Mlp net;
+  Index input_dim() const { return net.input_dim(); }
+  void evaluate(const Eigen::Ref<const RowMatrix>& batch, Output& out) const {
+    net.forward(batch, out.trace);
+    out.logits = out.trace.logits();
+  }
+};
+}  // namespace
+
+TEST_CASE("Int8Trace::for_each_tensor: real tensors by MlpTrace's names; int8 pairs localise in steps",
+          "[localize][quantize]") {
+  const Mlp<float> net = planted_net();
+  Rng rng(5);
+  RowMatrix calib(64, 4);
+  rng.fill_uniform(calib.data(), calib.size(), 0.0f, 1.0f);
+  const Int8Mlp q = quantize_int8(net, calib);
+  Int8Trace t;
+  CHECK_THROWS_WITH(t.for_each_tensor([](const std::string&, const RowMatrix&) {}),
+                    Catch::Contains("Int8Trace::for_each_tensor()") && Catch::Contains("no Int8Mlp::forward()"));
+  const RowMatrix x = calib.topRows(3);
+  q.forward(x, t);
+  std::vector<std::string> names;
+  t.for_each_tensor([&](const std::string& n, const RowMatrix& m) {
+    names.push_back(n);
+    CHECK(m.rows() == 3);
+    if (n == "relu1") {  // hand-computed: scale x (code - zero point), the codes the kernel wrote
+      const QuantParams& p = q.layers()[0].output;
+      CHECK(m.cols() == 6);
+      CHECK(m(1, 2) == p.scale * static_cast<float>(static_cast<int>(t.codes[1](1, 2)) - p.zero_point));
+    }
+    if (n == "logits") CHECK(m == t.logits());
+  });
+  CHECK(names == std::vector<std::string>{"dense1", "relu1", "dense2", "relu2", "logits"});
+
+  // Against its float original, per tensor in quantisation steps: within a few steps, nothing over 4.
+  Int8Pair pair(net, q);
+  const TensorTolerances steps = q.tolerances(4);
+  CHECK(steps.of("relu2").format == NumberFormat::int8);
+  CHECK(steps.of("relu2").scale == Approx(q.layers()[1].output.scale));
+  const Localization close = localize_rows(pair, x.topRows(1), steps)[0];
+  CHECK(!close.diverges());
+  CHECK(close.tensors[1].error.max_units <= 2.0);  // relu1: rounding, and the input's own rounding
+
+  // Two int8 releases whose second layer alone differs: bit for bit before it, parting at dense2.
+  std::vector<Int8Layer> layers = q.layers();
+  layers[1].bias(0) += 2000;  // a change of many steps in layer 2's first output
+  VersionPair v(TracedInt8{q}, TracedInt8{Int8Mlp(q.input_params(), layers, q.quantizes_logits())});
+  static_assert(can_localize<decltype(v)::Output>(), "a VersionPair of int8 models localises");
+  const Localization l = localize_rows(v, x.topRows(1), steps)[0];
+  CHECK(l.first_tensor() == "dense2");
+  CHECK(l.tensors[0].error.max_units == 0);
+  CHECK(l.tensors[1].error.max_units == 0);
+  CHECK(l.tensors[2].error.max_units > 4);
 }

@@ -1,7 +1,17 @@
 // SPDX-License-Identifier: MIT
-// The release report (regression/report.hpp): its files exist and parse.
+// The release report (regression/report.hpp): its files exist and parse, its pictures decode.
 #include <catch2/catch.hpp>
 #include <nnfuzz/regression/report.hpp>
+
+// The encoder of regression/png.hpp (stb_image_write, compiled here), and stb_image to decode
+// what it wrote. Without stb (libstb-dev) the picture test is left out.
+#if __has_include(<stb/stb_image_write.h>) && __has_include(<stb/stb_image.h>)
+# define NNFUZZ_TEST_HAVE_STB 1
+# define STB_IMAGE_WRITE_IMPLEMENTATION
+# include <nnfuzz/regression/png.hpp>
+# define STB_IMAGE_IMPLEMENTATION
+# include <stb/stb_image.h>
+#endif
 
 #include "support/temp_dir.hpp"
 
@@ -98,3 +108,64 @@ TEST_CASE("write_regression_report: report.md, metrics.csv, layers.csv and a cha
   CHECK_THROWS_WITH(write_regression_report(file + "/sub", {half}),
                     Catch::Contains("write_regression_report()") && Catch::Contains(file));
 }
+
+#ifdef NNFUZZ_TEST_HAVE_STB
+TEST_CASE("write_regression_report: a PNG per finding (seed | found | minimised | difference) that decodes",
+          "[report]") {
+  nnfuzz_test::TempDir tmp("nnfuzz_report_png");
+  const int rows = 6, cols = 5, zoom = 3;
+  RowVector seed = RowVector::Zero(rows * cols), found = seed, small = seed;
+  found(7) = 0.5f;
+  found(20) = 1.0f;
+  small(20) = 1.0f;  // minimised: one pixel left
+  CandidateReport c;
+  c.name = "int8";
+  c.where = {at(1), at(2)};
+  c.images = {{seed, found, small}, {seed, found, RowVector()}};  // the second not minimised: 3 panels
+  ReportOptions o;
+  o.title = "pictures";
+  o.image = {rows, cols, 0.0f, 1.0f, zoom};
+  o.write_png = write_png;
+  const ReportFiles files = write_regression_report((tmp.dir / "report").string(), {c}, o);
+  REQUIRE(files.pictures.size() == 2);
+  const int gap = 2;
+  for (std::size_t i = 0; i < 2; ++i) {
+    int w = 0, h = 0, channels = 0;
+    unsigned char* px = stbi_load(files.pictures[i].c_str(), &w, &h, &channels, 1);
+    REQUIRE(px != nullptr);
+    const int panels = i == 0 ? 4 : 3;
+    CHECK(w == panels * cols * zoom + (panels - 1) * gap);
+    CHECK(h == rows * zoom);
+    CHECK(channels == 1);
+    const int panel_w = cols * zoom + gap;
+    auto at_px = [&](int panel, int value) {  // the top-left screen pixel of input value `value`
+      return px[(value / cols) * zoom * w + panel * panel_w + (value % cols) * zoom];
+    };
+    CHECK(at_px(0, 20) == 0);             // the seed: black
+    CHECK(at_px(1, 20) == 255);           // found: white
+    CHECK(at_px(1, 7) == 128);            // found: 0.5, mid-grey
+    CHECK(at_px(panels - 1, 20) == 255);  // the difference, magnified: its largest value white
+    if (i == 0) CHECK(at_px(3, 7) == 0);  // the minimised input's difference no longer has pixel 7
+    stbi_image_free(px);
+  }
+  std::ifstream md_in(files.markdown);
+  const std::string md((std::istreambuf_iterator<char>(md_in)), {});
+  CHECK_THAT(md, Catch::Contains("![finding 1 of int8](finding-int8-1.png)") &&
+                     Catch::Contains("- finding 2: first diverging tensor: logits"));
+
+  // Images without an encoder, or without an image shape: the option is named.
+  ReportOptions no_writer = o;
+  no_writer.write_png = nullptr;
+  CHECK_THROWS_WITH(
+      write_regression_report((tmp.dir / "r2").string(), {c}, no_writer),
+      Catch::Contains("write_regression_report()") && Catch::Contains("'write_png'") && Catch::Contains("'int8'"));
+  ReportOptions no_shape = o;
+  no_shape.image.rows = 0;
+  CHECK_THROWS_WITH(write_regression_report((tmp.dir / "r3").string(), {c}, no_shape),
+                    Catch::Contains("option 'image' is 0 x 5"));
+  // An input of the wrong size for the shape.
+  CHECK_THROWS_WITH(finding_picture(seed, found, small, {4, 4, 0.0f, 1.0f, 1}), Catch::Contains("side_by_side()") &&
+                                                                                    Catch::Contains("has 30 values") &&
+                                                                                    Catch::Contains("needs 16"));
+}
+#endif

@@ -22,8 +22,9 @@ ONNX outputs, except the MLP, which returns a dict {"logits", "hidden"} (both wa
 
 --test-models DIR writes small untrained models for the adapters' tests in seconds instead (no
 data needed): tiny-mlp (784-32-10, also .bin), tiny-cnn, tiny-unsafe, planted-nan (a linear
-unsafe model whose softmax underflows once pixel 0 exceeds ~0.03-0.08) and tiny-argmax.pt (an int64
-output, for the error test).
+unsafe model whose softmax underflows once pixel 0 exceeds ~0.03-0.08), tiny-argmax.pt (an int64
+output, for the error test) and release-v1/release-v2 (784-32-16-10 with every layer an output:
+logits, dense1, relu1, dense2, relu2; v2 is v1 with its second layer perturbed — two releases).
 
 Usage: /usr/bin/python3 tools/train_torch_mnist.py [--data data/mnist] [--models out/models] [--import-nnfuzz out/models]
        /usr/bin/python3 tools/train_torch_mnist.py --test-models build/adapter-models
@@ -142,6 +143,24 @@ class Unsafe(nn.Module):
         y = torch.floor(softmax / softmax.max(dim=1, keepdim=True)[0])
         cross_entropy = -(y * torch.log(softmax)).sum(dim=1, keepdim=True)
         return logits, softmax, cross_entropy, hidden
+
+
+class Layered(nn.Module):
+    """A 784-32-16-10 ReLU MLP whose every layer is an output: (logits, dense1, relu1, dense2, relu2),
+    for localising where two versions part (nnfuzz's EngineOutputs::layers)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 32)
+        self.fc2 = nn.Linear(32, 16)
+        self.fc3 = nn.Linear(16, 10)
+
+    def forward(self, x):
+        dense1 = self.fc1(x)
+        relu1 = F.relu(dense1)
+        dense2 = self.fc2(relu1)
+        relu2 = F.relu(dense2)
+        return self.fc3(relu2), dense1, relu1, dense2, relu2
 
 
 class Argmax(nn.Module):
@@ -343,6 +362,16 @@ def test_models(out, log):
     export(Unsafe(planted), torch.zeros(4, 784), os.path.join(out, "planted-nan"),
            ["logits", "softmax", "cross_entropy", "hidden"])
     torch.jit.trace(Argmax(mlp).eval(), example).save(os.path.join(out, "tiny-argmax.pt"))
+    # Two releases of one network: release-v2 is release-v1 re-exported with its second layer
+    # changed (as fine-tuning that layer alone would): dense1 and relu1 agree, dense2 parts.
+    v1 = Layered()
+    layers = ["logits", "dense1", "relu1", "dense2", "relu2"]
+    export(v1, example, os.path.join(out, "release-v1"), layers)
+    v2 = Layered()
+    v2.load_state_dict(v1.state_dict())
+    with torch.no_grad():
+        v2.fc2.weight.add_(0.05 * torch.randn(v2.fc2.weight.shape, generator=torch.Generator().manual_seed(2)))
+    export(v2, example, os.path.join(out, "release-v2"), layers)
     write_bad_code(os.path.join(out, "tiny-mlp.pt"), os.path.join(out, "bad-code.pt"))
     log(f"test models written to {out}")
 

@@ -219,3 +219,32 @@ TEST_CASE("LibTorchModel: TorchScript code that does not compile keeps LibTorch'
   CHECK_THAT(m, Contains("expected") && Contains("here"));
   CHECK_THAT(m, Contains("line "));
 }
+
+// Two releases of one traced network (release-v1.pt, release-v2.pt: a tuple named by
+// output_names) as a VersionPair of adapter models naming every layer (EngineOutputs::layers).
+namespace {
+nnfuzz::LibTorchOptions release_options() {
+  nnfuzz::LibTorchOptions o = adapter_test::release_options<nnfuzz::LibTorchOptions>();
+  o.output_names = {"logits", "dense1", "relu1", "dense2", "relu2"};  // the traced tuple's elements
+  return o;
+}
+}  // namespace
+
+TEST_CASE("LibTorchModel: select.layers orders for_each_tensor; names are checked", "[adapters][libtorch]") {
+  if (!have("release-v1.pt")) return;
+  nnfuzz::LibTorchModel m(model_path("release-v1.pt"), release_options());
+  nnfuzz::NamedOutputs out;
+  m.evaluate(random_batch(3, 5), out);
+  adapter_test::check_layer_order(out, 3);
+  nnfuzz::LibTorchOptions bad = release_options();
+  bad.select.layers.push_back("dense9");
+  CHECK_THAT(message_of([&] { nnfuzz::LibTorchModel(model_path("release-v1.pt"), bad); }),
+             Catch::Contains("no output 'dense9'") && Catch::Contains("'select.layers'"));
+}
+
+TEST_CASE("LibTorchModel: two releases as a VersionPair: found, localised to the layer that changed",
+          "[adapters][libtorch]") {
+  if (!have("release-v1.pt") || !have("release-v2.pt")) return;
+  adapter_test::check_releases_part_at_dense2(nnfuzz::LibTorchModel(model_path("release-v1.pt"), release_options()),
+                                              nnfuzz::LibTorchModel(model_path("release-v2.pt"), release_options()));
+}

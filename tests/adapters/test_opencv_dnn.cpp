@@ -296,3 +296,34 @@ TEST_CASE("OpenCvDnnModel: an input_shape whose product overflows or cannot be a
   CHECK_THROWS_WITH(nnfuzz::OpenCvDnnModel(matmul_onnx({24, 32}, 24 * 32, true), o),
                     Contains("option 'input_shape' {1048576, 1048576}") && Contains("cannot allocate"));
 }
+
+// Two releases of one exported network (release-v1.onnx, and release-v2.onnx: v1 with its second
+// layer perturbed) as a VersionPair of adapter models naming every layer (EngineOutputs::layers).
+namespace {
+nnfuzz::OpenCvDnnOptions release_options() { return adapter_test::release_options<nnfuzz::OpenCvDnnOptions>(); }
+}  // namespace
+
+TEST_CASE("OpenCvDnnModel: select.layers orders for_each_tensor; names are checked", "[adapters][opencv]") {
+  if (!have("release-v1.onnx")) return;
+  nnfuzz::OpenCvDnnModel m(model_path("release-v1.onnx"), release_options());
+  CHECK(m.fetched() == std::vector<std::string>{"logits", "dense1", "relu1", "dense2", "relu2"});
+  nnfuzz::NamedOutputs out;
+  m.evaluate(random_batch(3, 5), out);
+  // OpenCV fuses a ReLU into the layer before it unless both are fetched: dense1 is before it.
+  adapter_test::check_layer_order(out, 3);
+  nnfuzz::OpenCvDnnOptions bad = release_options();
+  bad.select.layers.push_back("dense9");
+  CHECK_THROWS_WITH(nnfuzz::OpenCvDnnModel(model_path("release-v1.onnx"), bad),
+                    Catch::Contains("no output 'dense9'") && Catch::Contains("'select.layers'"));
+  bad.select.layers = {"dense1", "dense1"};
+  CHECK_THROWS_WITH(
+      nnfuzz::OpenCvDnnModel(model_path("release-v1.onnx"), bad),
+      Catch::Contains("OpenCvDnnModel()") && Catch::Contains("option 'layers' names output 'dense1' twice"));
+}
+
+TEST_CASE("OpenCvDnnModel: two releases as a VersionPair: found, localised to the layer that changed",
+          "[adapters][opencv]") {
+  if (!have("release-v1.onnx") || !have("release-v2.onnx")) return;
+  adapter_test::check_releases_part_at_dense2(nnfuzz::OpenCvDnnModel(model_path("release-v1.onnx"), release_options()),
+                                              nnfuzz::OpenCvDnnModel(model_path("release-v2.onnx"), release_options()));
+}

@@ -17,7 +17,11 @@
 #                     project fuzzing an ONNX network through OpenCV DNN with the installed
 #                     adapter header) against it, and run it on $NNFUZZ_ADAPTER_MODEL (the
 #                     planted-nan.onnx of tools/train_torch_mnist.py --test-models; if unset or
-#                     missing, the app is built but not run, and the script says so).
+#                     missing, the app is built but not run, and the script says so); then
+#                     engine_adapter/versions_test.cpp (a user's GoogleTest test of two ONNX
+#                     releases as a VersionPair: release-v1/-v2.onnx from the same directory),
+#                     which must pass on v1 against itself and fail on v2 naming the first
+#                     diverging tensor.
 #
 # Environment: CXX (the C++ compiler; default: CMake's/Meson's choice), BUILD_TYPE (CMake build
 # type, default Release), CMAKE_GENERATOR (default Ninja when installed), JOBS (default 1).
@@ -160,6 +164,31 @@ case "${mode}" in
       step "${work}/app/engine_app" "${NNFUZZ_ADAPTER_MODEL}"
     else
       echo "== consumer.${mode}: built; not run: no model file (NNFUZZ_ADAPTER_MODEL='${NNFUZZ_ADAPTER_MODEL:-}')"
+    fi
+
+    # Two releases of an exported network in a user's GoogleTest test (versions_test): v1
+    # against itself passes; v1 against release-v2.onnx (its second layer changed) fails, naming
+    # the first diverging tensor and the metrics, and fails again from the regression corpus.
+    models="$(dirname "${NNFUZZ_ADAPTER_MODEL:-/nonexistent/x}")"
+    if [[ -f "${models}/release-v1.onnx" && -f "${models}/release-v2.onnx" ]]; then
+      export RELEASE_MODELS="${models}"
+      step "${work}/app/versions_test"
+      if out="$(RELEASE_CANDIDATE=release-v2.onnx "${work}/app/versions_test" 2>&1)"; then
+        fail "versions_test passed on release-v2.onnx"
+      fi
+      for want in "the objective fired: reference says" "first diverging tensor: dense2" "before it: dense1 0, relu1 0" \
+                  "metrics on this input: top-1 agreement 0" "SQNR" "the metric gate failed" \
+                  "saved: ${work}/app/regressions/release-v2.onnx/"; do
+        [[ "${out}" == *"${want}"* ]] || fail "versions_test: the failure message lacks '${want}':"$'\n'"${out}"
+      done
+      if out="$(RELEASE_CANDIDATE=release-v2.onnx "${work}/app/versions_test" 2>&1)"; then
+        fail "versions_test passed on its second run"
+      fi
+      [[ "${out}" == *"a saved regression input fires again"* ]] ||
+        fail "versions_test: the second run did not fail from the regression corpus:"$'\n'"${out}"
+      echo "== consumer.${mode}: versions_test fails as it should on release-v2.onnx"
+    else
+      echo "== consumer.${mode}: versions_test built; not run: no release-v1.onnx/release-v2.onnx in '${models}'"
     fi
     ;;
 

@@ -158,6 +158,7 @@ class LibTorchModel {
   void init(bool own) {
     const char* who = "LibTorchModel()";
     fetch_ = detail::fetch_list(who, options_.select);
+    order_ = detail::visit_order(options_.select, fetch_);
     input_dim_ = detail::input_size(who, options_.input_shape);
     sizes_.assign(1, 0);
     sizes_.insert(sizes_.end(), options_.input_shape.begin(), options_.input_shape.end());
@@ -199,7 +200,8 @@ class LibTorchModel {
       std::size_t k = 0;
       while (k < all_names_.size() && all_names_[k] != n) ++k;
       if (k == all_names_.size())
-        detail::fail(who, ": ", source_, " has no output '", n, "' (options 'select.coverage'/'select.outputs'); ",
+        detail::fail(who, ": ", source_, " has no output '", n,
+                     "' (options 'select.coverage'/'select.outputs'/'select.layers'); ",
                      "its outputs are: ", detail::join_names(all_names_),
                      result.isTuple() && options_.output_names.empty()
                          ? " (a tuple: name its elements with option 'output_names')"
@@ -269,6 +271,7 @@ class LibTorchModel {
     collect(r, names_scratch_, tensors_scratch_, who);
     if (names_scratch_ != all_names_) detail::fail(who, ": the module's outputs changed between calls");
     if (out.names != fetch_) out.names = fetch_;
+    if (out.order != order_) out.order = order_;
     out.tensors.resize(fetch_.size());
     for (std::size_t i = 0; i < fetch_.size(); ++i) {
       torch::Tensor t = tensors_scratch_[index_[i]];
@@ -285,6 +288,7 @@ class LibTorchModel {
   torch::jit::Module module_;
   std::string source_;
   std::vector<std::string> fetch_;
+  std::vector<std::size_t> order_;  // NamedOutputs::order: select.layers first
   std::vector<std::string> all_names_;
   std::vector<std::size_t> index_;  // fetch_[i] is output index_[i] of the module
   std::vector<std::int64_t> sizes_;

@@ -6,6 +6,7 @@
 
 #include "../detail/config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +33,11 @@ struct EngineOutputs {
   std::vector<std::string> outputs;
   /// How the coverage outputs become the coverage vector.
   CoverageReduce reduce = CoverageReduce::concat;
+  /// Named intermediate outputs in the order the network computes them, the logits last (for
+  /// localisation, regression/localize.hpp: the first of them over its tolerance is where two
+  /// versions part). Fetched too; NamedOutputs::for_each_tensor visits these first, in this
+  /// order, then the other outputs. Empty: the fetch order (coverage..., outputs...).
+  std::vector<std::string> layers;
 };
 
 /// The reusable output of an engine adapter's evaluate(): every fetched output as a B × K
@@ -42,6 +48,9 @@ struct NamedOutputs {
   RowMatrix coverage;              ///< B × C, per EngineOutputs::coverage and reduce
   std::vector<std::string> names;  ///< the fetched outputs' names
   std::vector<RowMatrix> tensors;  ///< tensors[i] is output names[i], B × K_i
+  /// The order for_each_tensor() visits them (indices into names: EngineOutputs::layers first,
+  /// then the others); empty: the fetch order.
+  std::vector<std::size_t> order;
 
   /// The output called `name`. Throws std::invalid_argument listing the names there are.
   const RowMatrix& operator[](const std::string& name) const {
@@ -51,11 +60,27 @@ struct NamedOutputs {
     for (const std::string& n : names) have += (have.empty() ? "" : ", ") + n;
     detail::fail("NamedOutputs: no output '", name, "'; fetched: ", have.empty() ? "(none)" : have);
   }
-  /// Visits every fetched output (for NonFiniteObjective), in the order fetched.
+  /// Visits every fetched output (NonFiniteObjective, localisation): EngineOutputs::layers first,
+  /// in their order, then the others in the order fetched.
   template <class F>
   void for_each_tensor(F&& f) const {
-    for (std::size_t i = 0; i < names.size(); ++i) f(names[i].c_str(), tensors[i]);
+    if (order.size() != names.size()) {
+      for (std::size_t i = 0; i < names.size(); ++i) f(names[i].c_str(), tensors[i]);
+      return;
+    }
+    for (std::size_t i : order) f(names[i].c_str(), tensors[i]);
   }
+};
+
+/// A VersionPair logits extractor for engine models: the output called `name` of a
+/// NamedOutputs (throws std::invalid_argument naming the outputs there are when it has none).
+///
+///     nnfuzz::VersionPair pair(nnfuzz::OpenCvDnnModel("v1.onnx", o), nnfuzz::OpenCvDnnModel("v2.onnx", o),
+///                              nnfuzz::OutputByName{"logits"});
+struct OutputByName {
+  std::string name;  ///< the output holding the logits
+  /// `out[name]`.
+  const RowMatrix& operator()(const NamedOutputs& out) const { return out[name]; }
 };
 
 namespace detail {
@@ -66,16 +91,30 @@ inline std::vector<std::string> fetch_list(const char* who, const EngineOutputs&
   if (o.coverage.empty())
     fail(who, ": option 'coverage' is empty: name at least one output (e.g. {\"logits\"} or a hidden layer)");
   std::vector<std::string> all;
-  for (const auto* list : {&o.coverage, &o.outputs})
-    for (const std::string& n : *list) {
-      if (n.empty())
-        fail(who, ": an output name in option '", list == &o.coverage ? "coverage" : "outputs", "' is empty");
-      bool seen = false;
-      for (const std::string& a : all) seen = seen || a == n;
-      if (seen && list == &o.coverage) fail(who, ": option 'coverage' names output '", n, "' twice");
-      if (!seen) all.push_back(n);
+  for (const auto* list : {&o.coverage, &o.outputs, &o.layers}) {
+    const char* option = list == &o.coverage ? "coverage" : list == &o.outputs ? "outputs" : "layers";
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      const std::string& n = (*list)[i];
+      if (n.empty()) fail(who, ": an output name in option '", option, "' is empty");
+      if (list != &o.outputs && std::find(list->begin(), list->begin() + static_cast<std::ptrdiff_t>(i), n) !=
+                                    list->begin() + static_cast<std::ptrdiff_t>(i))
+        fail(who, ": option '", option, "' names output '", n, "' twice");
+      if (std::find(all.begin(), all.end(), n) == all.end()) all.push_back(n);
     }
+  }
   return all;
+}
+
+/// NamedOutputs::order for a fetch list: the indices of o.layers, then the other outputs;
+/// empty when o.layers is.
+inline std::vector<std::size_t> visit_order(const EngineOutputs& o, const std::vector<std::string>& fetch) {
+  std::vector<std::size_t> order;
+  if (o.layers.empty()) return order;
+  for (const std::string& n : o.layers)
+    order.push_back(static_cast<std::size_t>(std::find(fetch.begin(), fetch.end(), n) - fetch.begin()));
+  for (std::size_t i = 0; i < fetch.size(); ++i)
+    if (std::find(o.layers.begin(), o.layers.end(), fetch[i]) == o.layers.end()) order.push_back(i);
+  return order;
 }
 
 /// "{1, 28, 28}": an input shape option, for messages.

@@ -301,6 +301,7 @@ class OpenCvDnnModel {
         source_(o.source_),
         net_(o.bytes_ ? parse(*o.bytes_, o.source_) : o.net_),
         fetch_(o.fetch_),
+        order_(o.order_),
         shape_(o.shape_),
         input_dim_(o.input_dim_),
         widths_(o.widths_) {
@@ -378,6 +379,7 @@ class OpenCvDnnModel {
     const char* who = "OpenCvDnnModel()";
     configure(net_);
     fetch_ = detail::fetch_list(who, options_.select);
+    order_ = detail::visit_order(options_.select, fetch_);
     input_dim_ = detail::input_size(who, options_.input_shape);
     shape_.assign(1, 0);
     shape_.insert(shape_.end(), options_.input_shape.begin(), options_.input_shape.end());
@@ -388,7 +390,8 @@ class OpenCvDnnModel {
       const bool known = std::find(outputs.begin(), outputs.end(), n) != outputs.end() ||
                          std::find(layers.begin(), layers.end(), n) != layers.end();
       if (!known)
-        detail::fail(who, ": ", source_, " has no output '", n, "' (options 'select.coverage'/'select.outputs'); ",
+        detail::fail(who, ": ", source_, " has no output '", n,
+                     "' (options 'select.coverage'/'select.outputs'/'select.layers'); ",
                      "its outputs are: ", detail::join_names(outputs),
                      "; its layers: ", detail::join_names(layers, 12));
     }
@@ -421,6 +424,7 @@ class OpenCvDnnModel {
 
   void copy_out(const std::vector<cv::Mat>& blobs, Index rows, Output& out, const char* who) const {
     if (out.names != fetch_) out.names = fetch_;
+    if (out.order != order_) out.order = order_;
     out.tensors.resize(fetch_.size());
     for (std::size_t i = 0; i < fetch_.size(); ++i) {
       const cv::Mat& m = blobs[i];
@@ -444,7 +448,8 @@ class OpenCvDnnModel {
   std::string source_;
   cv::dnn::Net net_;
   std::vector<std::string> fetch_;
-  std::vector<int> shape_;  // batch, input_shape...
+  std::vector<std::size_t> order_;  // NamedOutputs::order: select.layers first
+  std::vector<int> shape_;          // batch, input_shape...
   Index input_dim_ = 0;
   std::vector<Index> widths_;
   std::vector<cv::Mat> blobs_;  // OpenCV's output blobs, kept across calls

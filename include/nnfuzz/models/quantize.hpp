@@ -5,6 +5,7 @@
 
 #include "../detail/config.hpp"
 #include "../detail/kernels/int8.hpp"
+#include "../tolerance.hpp"
 #include "mlp.hpp"
 
 #include <algorithm>
@@ -35,6 +36,8 @@ struct Int8Layer {
   QuantParams output;
 };
 
+class Int8Mlp;
+
 /// The reusable state of Int8Mlp::forward(), rows = inputs. A forward pass at an unchanged batch
 /// size allocates nothing.
 struct Int8Trace {
@@ -47,8 +50,19 @@ struct Int8Trace {
   /// B × outputs rounded up to 16; the columns past the outputs are padding.
   std::vector<Sums> sums;
   RowMatrix output;  ///< the logits, dequantized to float
+  /// The network whose forward() wrote this trace (set by it; read by for_each_tensor(), which
+  /// needs its scales): it must still exist when for_each_tensor() is called.
+  const Int8Mlp* net = nullptr;
   /// The float logits.
   const RowMatrix& logits() const { return output; }
+  /// Visits the network's tensors as reals, with MlpTrace's names, in the order computed (for
+  /// localisation, regression/localize.hpp; an Mlp<float> and its int8 build compare tensor by
+  /// tensor): "dense1" (layer 1's pre-activation (Σ code × weight code + bias) × input scale ×
+  /// weight scale, before it is requantized), "relu1" (its uint8 codes dequantized: scale ×
+  /// (code − zero point)), "dense2", …, "logits". Each is computed on the call (B × outputs, no
+  /// padding): not for the fuzz loop. Throws std::invalid_argument when no forward() wrote it.
+  template <class F>
+  void for_each_tensor(F&& f) const;
 };
 
 namespace detail {
@@ -187,6 +201,7 @@ class Int8Mlp {
     const Index b = x.rows();
     trace.codes.resize(n);
     trace.sums.resize(n);
+    trace.net = this;
     quantize_input(x, trace.codes[0]);
     const detail::Int8Kernel kernel = detail::best_int8_kernel();
     for (std::size_t l = 0; l < n; ++l) {
@@ -206,6 +221,49 @@ class Int8Mlp {
     Trace t;
     forward(x, t);
     return t.logits();
+  }
+
+  /// The tolerances of this network's tensors against its float original, in quantisation steps
+  /// (regression/localize.hpp): "denseL" and "reluL" within `steps` × the scale of layer L's
+  /// output codes, "logits" within `steps` × the logits' scale when they are requantized, else
+  /// under `logits` (the logits are not codes).
+  TensorTolerances tolerances(double steps = 1, const Tolerance& logits = Tolerance::float32(1e-3, 1e-3)) const {
+    TensorTolerances t(logits);
+    for (std::size_t l = 0; l + 1 < layers_.size(); ++l) {
+      const Tolerance step = Tolerance::int8(layers_[l].output.scale, steps);
+      t.set("dense" + std::to_string(l + 1), step).set("relu" + std::to_string(l + 1), step);
+    }
+    if (quantize_logits_ && !layers_.empty()) t.set("logits", Tolerance::int8(layers_.back().output.scale, steps));
+    return t;
+  }
+
+  /// Int8Trace::for_each_tensor() of a trace this network's forward() wrote.
+  template <class F>
+  void visit_tensors(const Trace& t, F&& f) const {
+    const std::size_t n = layers_.size();
+    if (t.sums.size() != n || t.codes.size() != n)
+      detail::fail("Int8Trace::for_each_tensor(): the trace holds ", t.sums.size(), " layers, the network has ", n,
+                   " (run forward() first)");
+    QuantParams in = input_;
+    RowMatrix dense, relu;
+    for (std::size_t l = 0; l + 1 < n; ++l) {
+      const Layer& L = layers_[l];
+      const Index b = t.sums[l].rows(), cols = L.weights.cols();
+      dense.resize(b, cols);
+      relu.resize(b, cols);
+      for (Index r = 0; r < b; ++r)
+        for (Index j = 0; j < cols; ++j) {
+          const double sum = static_cast<double>(t.sums[l](r, j)) + packed_[l].bias[static_cast<std::size_t>(j)];
+          dense(r, j) =
+              static_cast<float>(sum * static_cast<double>(in.scale) * static_cast<double>(L.weight_scale(j)));
+          relu(r, j) = L.output.scale *
+                       static_cast<float>(static_cast<std::int32_t>(t.codes[l + 1](r, j)) - L.output.zero_point);
+        }
+      f("dense" + std::to_string(l + 1), dense);
+      f("relu" + std::to_string(l + 1), relu);
+      in = L.output;
+    }
+    f(std::string("logits"), t.output);
   }
 
  private:
@@ -313,6 +371,12 @@ class Int8Mlp {
   bool quantize_logits_ = false;
   std::vector<Packed> packed_;
 };
+
+template <class F>
+void Int8Trace::for_each_tensor(F&& f) const {
+  if (!net) detail::fail("Int8Trace::for_each_tensor(): no Int8Mlp::forward() wrote this trace");
+  net->visit_tensors(*this, std::forward<F>(f));
+}
 
 namespace detail {
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // nnfuzz: a release report for candidate versions of a model — per candidate the metrics over
 // the data set and over the findings, the gate's verdict, the findings grouped by the first
-// diverging tensor and a per-layer error chart (SVG, no library needed); plus CSV files.
+// diverging tensor, a per-layer error chart (SVG, no library needed) and, for image inputs, a
+// picture per finding (seed | found | minimised | magnified difference: PNG, through the encoder
+// of regression/png.hpp or your own); plus CSV files.
 //
 //     nnfuzz::CandidateReport c;
 //     c.name = "int8";
@@ -9,7 +11,11 @@
 //     c.findings = nnfuzz::measure_pair(pair, nnfuzz::finding_inputs(result.findings));
 //     c.where = nnfuzz::localize_findings(pair, result.findings, tolerances);
 //     c.gate = gate.violations(c.data);
-//     nnfuzz::ReportFiles files = nnfuzz::write_regression_report("out/report", {c});
+//     c.images.push_back({seeds.row(f.root), f.input, minimised.input});  // per finding, optional
+//     nnfuzz::ReportOptions o;
+//     o.image = {28, 28, 0.0f, 1.0f};  // rows, cols, pixel range
+//     o.write_png = nnfuzz::write_png;  // <nnfuzz/regression/png.hpp> (stb_image_write)
+//     nnfuzz::ReportFiles files = nnfuzz::write_regression_report("out/report", {c}, o);
 #pragma once
 
 #include "../detail/config.hpp"
@@ -23,29 +29,120 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <utility>
 #include <sstream>
 #include <string>
 #include <vector>
 
 namespace nnfuzz {
 
+/// The inputs of one finding, for its picture in the report (rows of the model's input matrix).
+struct FindingImages {
+  RowVector seed;       ///< the seed its chain started from (the corpus seed `Finding::root`)
+  RowVector found;      ///< the finding's input
+  RowVector minimised;  ///< minimize()'s result (empty: not minimised, the picture has 3 panels)
+};
+
+/// How an input row is drawn as a grey image.
+struct ImageShape {
+  int rows = 0;     ///< image height in pixels (0: the inputs are not images, no pictures)
+  int cols = 0;     ///< image width; rows × cols = the values per input
+  float lo = 0.0f;  ///< the value drawn black
+  float hi = 1.0f;  ///< the value drawn white
+  int zoom = 4;     ///< each pixel drawn zoom × zoom
+};
+
+/// An 8-bit grey image, row-major (what a PNG encoder takes).
+struct GreyImage {
+  int width = 0;                      ///< pixels per row
+  int height = 0;                     ///< rows
+  std::vector<unsigned char> pixels;  ///< width × height, 0 black … 255 white
+};
+
+/// Writes a GreyImage as a PNG file (nnfuzz::write_png of regression/png.hpp, or your own).
+using PngWriter = std::function<void(const std::string& path, const GreyImage& image)>;
+
 /// What the report says about one candidate version.
 struct CandidateReport {
-  std::string name;                 ///< e.g. "int8", "pruned 50%" (file names use a sanitised form)
-  RegressionMetrics data;           ///< over the data set (rows 0: not measured)
-  RegressionMetrics findings;       ///< over the findings' inputs (rows 0: none)
-  std::vector<Localization> where;  ///< one per finding (empty: not localised)
-  std::string gate;                 ///< MetricGate::violations() over `data` ("" : passed or no gate)
-  bool gated = false;               ///< a gate was applied (so "" means passed)
+  std::string name;                   ///< e.g. "int8", "pruned 50%" (file names use a sanitised form)
+  RegressionMetrics data;             ///< over the data set (rows 0: not measured)
+  RegressionMetrics findings;         ///< over the findings' inputs (rows 0: none)
+  std::vector<Localization> where;    ///< one per finding (empty: not localised)
+  std::string gate;                   ///< MetricGate::violations() over `data` ("" : passed or no gate)
+  bool gated = false;                 ///< a gate was applied (so "" means passed)
+  std::vector<FindingImages> images;  ///< per finding, in the order of `where` (empty: no pictures)
+};
+
+/// The options of write_regression_report().
+struct ReportOptions {
+  std::string title = "Regression report";  ///< the report's heading
+  ImageShape image;                         ///< how the inputs are drawn (rows 0: no pictures)
+  PngWriter write_png;                      ///< the PNG encoder (needed when a candidate has images)
+  std::size_t max_pictures = 12;            ///< pictures per candidate at most (the first findings)
 };
 
 /// The files write_regression_report() wrote.
 struct ReportFiles {
-  std::string markdown;             ///< DIR/report.md
-  std::string metrics_csv;          ///< DIR/metrics.csv: one row per candidate and set (data, findings)
-  std::string layers_csv;           ///< DIR/layers.csv: one row per candidate and tensor
-  std::vector<std::string> charts;  ///< DIR/layers-<candidate>.svg, for candidates with localisations
+  std::string markdown;               ///< DIR/report.md
+  std::string metrics_csv;            ///< DIR/metrics.csv: one row per candidate and set (data, findings)
+  std::string layers_csv;             ///< DIR/layers.csv: one row per candidate and tensor
+  std::vector<std::string> charts;    ///< DIR/layers-<candidate>.svg, for candidates with localisations
+  std::vector<std::string> pictures;  ///< DIR/finding-<candidate>-<i>.png, per finding with images
 };
+
+/// The panels side by side (a gap of 2 white pixels between them), each a rows × cols image of
+/// one input row drawn from [ranges[i].first, ranges[i].second] to [0, 255], zoom times larger.
+/// Throws std::invalid_argument when a panel does not hold rows × cols values.
+inline GreyImage side_by_side(const std::vector<RowVector>& panels, const std::vector<std::pair<float, float>>& ranges,
+                              int rows, int cols, int zoom = 4) {
+  if (rows < 1 || cols < 1 || zoom < 1)
+    detail::fail("side_by_side(): an image of ", rows, " x ", cols, " pixels, zoom ", zoom, " (each must be >= 1)");
+  if (ranges.size() != panels.size())
+    detail::fail("side_by_side(): ", panels.size(), " panels but ", ranges.size(), " ranges");
+  const int gap = 2, n = static_cast<int>(panels.size());
+  GreyImage img;
+  img.width = n * cols * zoom + (n > 0 ? (n - 1) * gap : 0);
+  img.height = rows * zoom;
+  img.pixels.assign(static_cast<std::size_t>(img.width) * static_cast<std::size_t>(img.height), 255);
+  for (int panel = 0; panel < n; ++panel) {
+    const RowVector& v = panels[static_cast<std::size_t>(panel)];
+    if (v.size() != static_cast<Index>(rows) * cols)
+      detail::fail("side_by_side(): panel ", panel, " has ", v.size(), " values, an image of ", rows, " x ", cols,
+                   " needs ", static_cast<Index>(rows) * cols);
+    const float a = ranges[static_cast<std::size_t>(panel)].first, b = ranges[static_cast<std::size_t>(panel)].second;
+    for (int y = 0; y < rows; ++y)
+      for (int x = 0; x < cols; ++x) {
+        const float u = b > a ? (v(y * cols + x) - a) / (b - a) : 0.0f;
+        const float t = detail::is_nan(u) ? 0.0f : std::clamp(u, 0.0f, 1.0f);  // NaN drawn black
+        const auto g = static_cast<unsigned char>(std::lround(255 * t));
+        for (int dy = 0; dy < zoom; ++dy)
+          for (int dx = 0; dx < zoom; ++dx)
+            img.pixels[static_cast<std::size_t>((y * zoom + dy) * img.width + panel * (cols * zoom + gap) + x * zoom +
+                                                dx)] = g;
+      }
+  }
+  return img;
+}
+
+/// The picture of a finding: seed | found | minimised (when given) | |last − seed|, the last
+/// panel magnified to fill the grey range (its largest difference drawn white). Throws
+/// std::invalid_argument when an input does not hold shape.rows × shape.cols values.
+inline GreyImage finding_picture(const RowVector& seed, const RowVector& found, const RowVector& minimised,
+                                 const ImageShape& shape) {
+  std::vector<RowVector> panels{seed, found};
+  if (minimised.size() > 0) panels.push_back(minimised);
+  const RowVector& last = panels.back();
+  if (last.size() != seed.size())
+    detail::fail("finding_picture(): the seed has ", seed.size(), " values, the ",
+                 minimised.size() > 0 ? "minimised input " : "finding ", last.size());
+  RowVector diff = (last - seed).cwiseAbs();
+  const float dmax = std::max(diff.size() > 0 ? diff.maxCoeff() : 0.0f, 1e-6f);
+  std::vector<std::pair<float, float>> ranges(panels.size(), {shape.lo, shape.hi});
+  panels.push_back(std::move(diff));
+  ranges.emplace_back(0.0f, dmax);
+  return side_by_side(panels, ranges, shape.rows, shape.cols, shape.zoom);
+}
 
 namespace detail {
 inline std::string file_safe(const std::string& name) {
@@ -160,10 +257,25 @@ inline std::string layer_chart_svg(const std::string& title, const std::vector<L
 /// rows, top1_agreement, disagreements, max_abs_logit, mean_abs_logit, kl_mean, kl_p50, kl_p90,
 /// kl_p99, kl_max, sqnr_db, non_finite_rows), layers.csv (candidate, tensor, units, inputs,
 /// first_diverging, mean_max_error, max_error, median_sqnr_db) and an SVG chart per candidate with
-/// localisations. Throws std::invalid_argument naming the file it cannot write.
+/// localisations; with options.image and options.write_png, a picture per finding that has
+/// images (finding_picture(): seed | found | minimised | magnified difference; at most
+/// options.max_pictures per candidate), listed under its localisation. Throws
+/// std::invalid_argument naming the file it cannot write, or the option a candidate's images need.
 inline ReportFiles write_regression_report(const std::string& dir, const std::vector<CandidateReport>& candidates,
-                                           const std::string& title = "Regression report") {
+                                           const ReportOptions& options) {
   namespace fs = std::filesystem;
+  const std::string& title = options.title;
+  for (const CandidateReport& c : candidates) {
+    if (c.images.empty()) continue;
+    if (options.image.rows < 1 || options.image.cols < 1)
+      detail::fail("write_regression_report(): candidate '", c.name, "' has ", c.images.size(),
+                   " finding images but option 'image' is ", options.image.rows, " x ", options.image.cols,
+                   " pixels: give the inputs' image shape");
+    if (!options.write_png)
+      detail::fail("write_regression_report(): candidate '", c.name, "' has ", c.images.size(),
+                   " finding images but option 'write_png' is empty: pass nnfuzz::write_png "
+                   "(<nnfuzz/regression/png.hpp>) or your own encoder");
+  }
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (!fs::is_directory(dir, ec))
@@ -196,6 +308,20 @@ inline ReportFiles write_regression_report(const std::string& dir, const std::ve
     if (c.data.rows > 0) metrics_row(c.name, "data", c.data);
     if (c.findings.rows > 0) metrics_row(c.name, "findings", c.findings);
     md << "\n";
+    const std::size_t n_pictures = std::min(c.images.size(), options.max_pictures);
+    if (n_pictures > 0)
+      md << "Findings, the first " << n_pictures << " of " << c.images.size()
+         << " (seed | found | minimised | the difference to the seed, magnified):\n\n";
+    for (std::size_t i = 0; i < n_pictures; ++i) {
+      const FindingImages& f = c.images[i];
+      const std::string png = "finding-" + detail::file_safe(c.name) + "-" + std::to_string(i + 1) + ".png";
+      files.pictures.push_back((fs::path(dir) / png).string());
+      options.write_png(files.pictures.back(), finding_picture(f.seed, f.found, f.minimised, options.image));
+      md << "- finding " << i + 1;
+      if (i < c.where.size()) md << ": " << c.where[i].describe();
+      md << "\n\n  ![finding " << i + 1 << " of " << c.name << "](" << png << ")\n";
+    }
+    if (n_pictures > 0) md << "\n";
     if (c.where.empty()) {
       md << "No findings localised.\n\n";
       continue;
@@ -226,6 +352,14 @@ inline ReportFiles write_regression_report(const std::string& dir, const std::ve
   detail::write_text("write_regression_report()", files.metrics_csv, mcsv.str());
   detail::write_text("write_regression_report()", files.layers_csv, lcsv.str());
   return files;
+}
+
+/// write_regression_report() with the default options and a title (no pictures).
+inline ReportFiles write_regression_report(const std::string& dir, const std::vector<CandidateReport>& candidates,
+                                           const std::string& title = "Regression report") {
+  ReportOptions o;
+  o.title = title;
+  return write_regression_report(dir, candidates, o);
 }
 
 }  // namespace nnfuzz
