@@ -126,9 +126,11 @@ nnfuzz::FuzzResult run_session(F& fuzzer, LabelHook* label, const nnfuzz::Corpus
 
 // Stops every in-process worker once they found `max` findings together (0: never).
 struct SharedFindingLimit {
-  std::atomic<Index> found{0};
-  Index max = 0;
+  std::atomic<Index> found{0};  ///< findings of all workers so far
+  Index max = 0;                ///< --max-findings
+  /// Counts a finding; stops this worker at the limit.
   bool on_finding(const nnfuzz::Finding&, const nnfuzz::FuzzStats&) { return ++found >= max && max > 0; }
+  /// Stops the other workers once the limit is reached.
   bool on_batch(const nnfuzz::FuzzStats&) const { return max > 0 && found >= max; }
 };
 
