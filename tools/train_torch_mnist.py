@@ -243,6 +243,9 @@ def write_info(base, text):
 
 
 def real_models(args, log):
+    only = set(args.only.split(","))
+    if only - {"cnn", "mlp", "tf-nan"}:
+        sys.exit(f"train_torch_mnist.py: option --only: '{args.only}' names a model other than cnn, mlp, tf-nan")
     os.makedirs(args.models, exist_ok=True)
     name = os.path.basename(os.path.normpath(args.data))
     xtr, ytr = load_split(args.data, "train")
@@ -250,9 +253,6 @@ def real_models(args, log):
     log(f"data: {xtr.shape[0]} training, {xte.shape[0]} test images from {args.data}")
     example = xte[:4].clone()
 
-    only = set(args.only.split(","))
-    if only - {"cnn", "mlp", "tf-nan"}:
-        sys.exit(f"train_torch_mnist.py: option --only: '{args.only}' names a model other than cnn, mlp, tf-nan")
     if "cnn" in only:
         base = os.path.join(args.models, f"{name}-torch-cnn-01")
         if not cached(base, [".onnx", ".pt", ".txt"]) or args.force:
