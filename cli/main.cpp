@@ -23,6 +23,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -132,6 +133,43 @@ struct SharedFindingLimit {
   bool on_finding(const nnfuzz::Finding&, const nnfuzz::FuzzStats&) { return ++found >= max && max > 0; }
   /// Stops the other workers once the limit is reached.
   bool on_batch(const nnfuzz::FuzzStats&) const { return max > 0 && found >= max; }
+};
+
+// The status lines of in-process workers on one stream: worker 0's ProgressPrinter writes to
+// buffer() and this callback, after it in the run's list, hands its lines on under a lock; the
+// other workers print only their FOUND lines (with their worker id).
+class WorkerStatus {
+ public:
+  /// Worker `worker` of a run whose workers share `os` and `lock`.
+  WorkerStatus(std::ostream& os, std::mutex& lock, std::size_t worker) : os_(&os), lock_(&lock), worker_(worker) {}
+  /// Where worker 0's ProgressPrinter writes.
+  std::ostream& buffer() { return buffer_; }
+  /// Hands worker 0's lines on.
+  void on_start(const nnfuzz::FuzzStats&) { flush(); }
+  /// Hands worker 0's lines on.
+  void on_batch(const nnfuzz::FuzzStats&) { flush(); }
+  /// Hands worker 0's lines on.
+  void on_end(const nnfuzz::FuzzStats&) { flush(); }
+  /// Worker 0: its FOUND line; the others: a FOUND line naming the worker.
+  void on_finding(const nnfuzz::Finding& f, const nnfuzz::FuzzStats& st) {
+    if (worker_ == 0) return flush();
+    const std::lock_guard<std::mutex> hold(*lock_);
+    *os_ << "#" << st.executions << "\tFOUND  by worker " << worker_ << " finds: " << st.findings << "\n    " << f.what
+         << " (seed " << f.root << ", depth " << f.depth << ", execution " << f.execution << ")\n"
+         << std::flush;
+  }
+
+ private:
+  void flush() {
+    if (worker_ != 0 || buffer_.tellp() == 0) return;
+    const std::lock_guard<std::mutex> hold(*lock_);
+    *os_ << buffer_.str() << std::flush;
+    buffer_.str("");
+  }
+  std::ostream* os_;
+  std::mutex* lock_;
+  std::size_t worker_;
+  std::ostringstream buffer_;
 };
 
 // The session summary (stats.json, --json) and its text form.
@@ -325,6 +363,7 @@ int run_fuzz(FuzzArgs& a, bool workers_given) {
     const auto lock = nnfuzz::detail::lock_campaign("nnfuzz fuzz", a.out);
     const auto n = static_cast<std::uint64_t>(s.workers);
     SharedFindingLimit limit;
+    std::mutex status_lock;
     limit.max = a.max_findings;
     const std::optional<nnfuzz::Corpus> merged = resume ? std::optional(nnfuzz::load_corpus(a.out)) : std::nullopt;
     std::vector<std::exception_ptr> errors(results.size());
@@ -344,9 +383,9 @@ int run_fuzz(FuzzArgs& a, bool workers_given) {
           const std::optional<nnfuzz::Corpus> own_corpus =
               saver.resumable() ? std::optional(nnfuzz::load_corpus(saver.worker_dir())) : std::nullopt;
           const nnfuzz::Corpus* from = own_corpus ? &*own_corpus : merged ? &*merged : nullptr;
-          std::ostringstream quiet;
-          nnfuzz::ProgressPrinter progress(w == 0 ? status : quiet);  // worker 0 speaks for all
-          results[w] = run_session(fuzzer, label, from, seeds, a.seeds, saver, stop, limit, progress);
+          WorkerStatus lines(status, status_lock, w);
+          nnfuzz::ProgressPrinter progress(lines.buffer());  // printed by worker 0 only
+          results[w] = run_session(fuzzer, label, from, seeds, a.seeds, saver, stop, limit, progress, lines);
         });
       } catch (...) {
         errors[w] = std::current_exception();

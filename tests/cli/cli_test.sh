@@ -245,6 +245,9 @@ workers)
   json_is "j['resumed'] and j['workers'] == 2" "resume workers --json"
   expect 2 "resume with another --workers" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --out "$W/c" --workers 3
   says "--workers '2'" "another --workers"
+  expect 1 "two workers: status lines on stderr" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --seeds "$S/pngs" --out "$W/st" --workers 2 --executions 20000
+  says "INITED cov:" "worker 0's status"
+  says "FOUND" "a worker's FOUND line"
   expect 0 "two workers, nothing to find, the budget split" -- "$NNFUZZ" fuzz "$M/tiny-mlp.onnx" --seeds "$S/seeds.npy" --out "$W/n" --workers 2 --executions 4000 --json
   json_is "not j['found'] and j['executions'] >= 4000 and j['corpus_size'] >= 3" "nothing --json"
   expect 2 "--workers 0" -- "$NNFUZZ" fuzz "$M/tiny-mlp.onnx" --seeds "$S/seeds.npy" --out "$W/z" --workers 0
