@@ -46,7 +46,8 @@ json to_json(const CampaignSettings& s) {
          {"eps", s.eps},
          {"seeds", s.seeds},
          {"image", {{"height", s.height}, {"width", s.width}, {"channels", s.channels}}},
-         {"batch", s.batch}};
+         {"batch", s.batch},
+         {"workers", s.workers}};
   return j;
 }
 
@@ -71,6 +72,7 @@ CampaignSettings read_settings(const std::string& dir) {
     s.width = j.at("image").at("width").get<int>();
     s.channels = j.at("image").at("channels").get<int>();
     s.batch = j.at("batch").get<Index>();
+    s.workers = j.value("workers", 1);
     return s;
   } catch (const json::exception& e) {
     throw UsageError("'" + path + "' is malformed: " + e.what());

@@ -8,6 +8,7 @@
 #include "seeds.hpp"
 
 #include <nnfuzz/campaign/files.hpp>
+#include <nnfuzz/campaign/merge.hpp>
 #include <nnfuzz/campaign/saver.hpp>
 #include <nnfuzz/minimize.hpp>
 #include <nnfuzz/nnfuzz.hpp>
@@ -34,6 +35,7 @@ struct CampaignSettings {
   std::string seeds;                        ///< where the seeds came from
   int height = 0, width = 0, channels = 0;  ///< image geometry of the seeds (0: not images)
   Index batch = 100;                        ///< mutants per model call
+  int workers = 1;                          ///< in-process workers (> 1: DIR/workers/<i>, merged into DIR)
 };
 
 /// The settings as JSON, and back (throws UsageError naming `file` for a malformed one).

@@ -15,13 +15,17 @@
 #include <stb/stb_image_write.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 namespace {
 
@@ -34,7 +38,8 @@ constexpr int kNothingFound = 0, kFound = 1, kError = 2;
 /// The options of `nnfuzz fuzz`.
 struct FuzzArgs {
   ModelSpec model;
-  std::string against, objective = "nan", out, seeds, scale = "01";
+  std::string against, objective = "nan", out, seeds, scale = "01", sync, worker;
+  int workers = 1;
   std::uint64_t executions = 0, seed = 1;
   double seconds = 0;
   Index batch = 100, max_findings = 1, max_seeds = 0;
@@ -62,16 +67,17 @@ void print_groups(std::ostream& os, const json& groups) {
        << g["first_file"].get<std::string>() << ")\n";
 }
 
-// --out must be a directory nnfuzz can write: checked before any model is loaded.
-void check_out_dir(const std::string& out) {
-  if (out.empty()) throw UsageError("option --out is empty");
+// --out (or merge's OUT, `option` names it) must be a directory nnfuzz can write: checked before
+// any model is loaded.
+void check_out_dir(const std::string& out, const std::string& option = "option --out") {
+  if (out.empty()) throw UsageError(option + " is empty");
   std::error_code ec;
   fs::create_directories(out, ec);
-  if (ec) throw UsageError("option --out: cannot create directory '" + out + "': " + ec.message());
-  if (!fs::is_directory(out, ec)) throw UsageError("option --out: '" + out + "' is not a directory");
+  if (ec) throw UsageError(option + ": cannot create directory '" + out + "': " + ec.message());
+  if (!fs::is_directory(out, ec)) throw UsageError(option + ": '" + out + "' is not a directory");
   const fs::path probe = fs::path(out) / ".nnfuzz-write-test";
   std::FILE* f = std::fopen(probe.string().c_str(), "w");
-  if (!f) throw UsageError("option --out: directory '" + out + "' is not writable");
+  if (!f) throw UsageError(option + ": directory '" + out + "' is not writable");
   std::fclose(f);
   fs::remove(probe, ec);
 }
@@ -86,7 +92,137 @@ void write_text(const fs::path& path, const std::string& text) {
   fs::rename(tmp, path);
 }
 
-int run_fuzz(FuzzArgs& a) {
+// What must agree between campaigns merged (and workers of one sync directory): the model(s),
+// the objective and the input range. Returns the first that differs ("" when none does).
+std::string campaign_difference(const CampaignSettings& x, const CampaignSettings& y) {
+  const json a = to_json(x), b = to_json(y);
+  for (const char* k : {"model", "against", "objective", "scale"})
+    if (a.at(k) != b.at(k)) return k == std::string("scale") ? "scale (input range)" : k;
+  return "";
+}
+
+// One worker's session: resumes `from` (a corpus) or starts from the seeds; `callbacks` include
+// the saver (CampaignSaver or SyncDirectory). Teaches --objective label the roots' classes first.
+template <typename F, typename... Callbacks>
+nnfuzz::FuzzResult run_session(F& fuzzer, LabelHook* label, const nnfuzz::Corpus* from, const Seeds& seeds,
+                               const std::string& seeds_path, Callbacks&... callbacks) {
+  if (from) {
+    if (label) {
+      RowMatrix roots(from->size(), from->input_dim());
+      Index k = 0;
+      for (Index i = 0; i < from->size(); ++i)
+        if (from->entry(i).parent < 0) roots.row(k++) = from->input(i);
+      label->learn(roots.topRows(k));
+    }
+    return fuzzer.resume(*from, callbacks...);
+  }
+  if (label) label->learn(seeds.rows);
+  try {
+    return fuzzer.run(seeds.rows, callbacks...);
+  } catch (const std::invalid_argument& e) {
+    // Seeds the mutator refuses (outside its domain) are an input error of --seeds.
+    throw UsageError("option --seeds '" + seeds_path + "': " + e.what());
+  }
+}
+
+// Stops every in-process worker once they found `max` findings together (0: never).
+struct SharedFindingLimit {
+  std::atomic<Index> found{0};  ///< findings of all workers so far
+  Index max = 0;                ///< --max-findings
+  /// Counts a finding; stops this worker at the limit.
+  bool on_finding(const nnfuzz::Finding&, const nnfuzz::FuzzStats&) { return ++found >= max && max > 0; }
+  /// Stops the other workers once the limit is reached.
+  bool on_batch(const nnfuzz::FuzzStats&) const { return max > 0 && found >= max; }
+};
+
+// The status lines of in-process workers on one stream: worker 0's ProgressPrinter writes to
+// buffer() and this callback, after it in the run's list, hands its lines on under a lock; the
+// other workers print only their FOUND lines (with their worker id).
+class WorkerStatus {
+ public:
+  /// Worker `worker` of a run whose workers share `os` and `lock`.
+  WorkerStatus(std::ostream& os, std::mutex& lock, std::size_t worker) : os_(&os), lock_(&lock), worker_(worker) {}
+  /// Where worker 0's ProgressPrinter writes.
+  std::ostream& buffer() { return buffer_; }
+  /// Hands worker 0's lines on.
+  void on_start(const nnfuzz::FuzzStats&) { flush(); }
+  /// Hands worker 0's lines on.
+  void on_batch(const nnfuzz::FuzzStats&) { flush(); }
+  /// Hands worker 0's lines on.
+  void on_end(const nnfuzz::FuzzStats&) { flush(); }
+  /// Worker 0: its FOUND line; the others: a FOUND line naming the worker.
+  void on_finding(const nnfuzz::Finding& f, const nnfuzz::FuzzStats& st) {
+    if (worker_ == 0) return flush();
+    const std::lock_guard<std::mutex> hold(*lock_);
+    *os_ << "#" << st.executions << "\tFOUND  by worker " << worker_ << " finds: " << st.findings << "\n    " << f.what
+         << " (seed " << f.root << ", depth " << f.depth << ", execution " << f.execution << ")\n"
+         << std::flush;
+  }
+
+ private:
+  void flush() {
+    if (worker_ != 0 || buffer_.tellp() == 0) return;
+    const std::lock_guard<std::mutex> hold(*lock_);
+    *os_ << buffer_.str() << std::flush;
+    buffer_.str("");
+  }
+  std::ostream* os_;
+  std::mutex* lock_;
+  std::size_t worker_;
+  std::ostringstream buffer_;
+};
+
+// The session summary (stats.json, --json) and its text form.
+json session_summary(const std::string& out, const CampaignSettings& s, bool resumed, const json& groups,
+                     std::size_t total, std::size_t this_session, const nnfuzz::FuzzStats& st, int workers,
+                     int signal) {
+  return json{{"out", out},
+              {"model", s.model.path},
+              {"objective", s.objective},
+              {"resumed", resumed},
+              {"found", total > 0},
+              {"findings_this_session", this_session},
+              {"findings_total", total},
+              {"groups", groups},
+              {"executions", st.executions},
+              {"seconds", st.seconds},
+              {"executions_per_second", st.executions_per_second},
+              {"corpus_size", st.corpus_size},
+              {"coverage_radius", st.coverage_radius},
+              {"workers", workers},
+              {"stopped_by_signal", signal != 0}};
+}
+
+void print_summary(const json& j) {
+  const std::size_t total = j["findings_total"];
+  std::cout << (total == 0 ? "nothing found" : std::to_string(total) + " finding(s)") << " in "
+            << j["executions"].get<std::uint64_t>() << " executions (" << std::fixed << std::setprecision(1)
+            << j["seconds"].get<double>() << " s this session, " << std::setprecision(0)
+            << j["executions_per_second"].get<double>() << " exec/s";
+  if (j["workers"].get<int>() > 1) std::cout << ", " << j["workers"].get<int>() << " workers";
+  std::cout << "), corpus " << j["corpus_size"].get<Index>() << "; campaign directory " << j["out"].get<std::string>()
+            << "\n";
+  print_groups(std::cout, j["groups"]);
+  if (total > 0) std::cout << "replay: nnfuzz replay " << j["out"].get<std::string>() << "\n";
+}
+
+// Replaces DIR's corpus.bin, findings/ and bugs.bin with the merge of its in-process workers
+// (DIR/workers/<i>), so that every other subcommand reads DIR as a one-worker campaign.
+void merge_workers(const fs::path& dir, float radius) {
+  const fs::path tmp = dir / ".merge-tmp";
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  nnfuzz::MergeOptions o;
+  o.radius = radius > 0 ? radius : 1e-6f;
+  nnfuzz::merge_campaigns({(dir / "workers").string()}, tmp.string(), o);
+  for (const char* name : {"corpus.bin", "findings", "bugs.bin"}) {
+    fs::remove_all(dir / name);
+    if (fs::exists(tmp / name)) fs::rename(tmp / name, dir / name);
+  }
+  fs::remove_all(tmp);
+}
+
+int run_fuzz(FuzzArgs& a, bool workers_given) {
   CampaignSettings s;
   s.model = a.model;
   s.objective = a.objective;
@@ -94,6 +230,7 @@ int run_fuzz(FuzzArgs& a) {
   s.scale = parse_scale(a.scale);
   s.eps = a.eps;
   s.batch = a.batch;
+  s.workers = a.workers;
   if (!a.against.empty()) {
     s.against = a.model;
     s.against->path = a.against;
@@ -123,8 +260,23 @@ int run_fuzz(FuzzArgs& a) {
     }
     return kNothingFound;
   }
+  // Where the campaign is: --out, or the worker's directory of a sync directory.
+  const bool sync = !a.sync.empty();
+  if (!a.worker.empty() && !sync) throw UsageError("option --worker '" + a.worker + "' needs --sync DIR");
+  if (sync) {
+    if (!a.out.empty())
+      throw UsageError("option --out '" + a.out + "': not with --sync (the campaign directory is SYNC/ID)");
+    if (a.worker.empty()) throw UsageError("option --sync '" + a.sync + "' needs --worker ID");
+    if (!nnfuzz::is_worker_id(a.worker))
+      throw UsageError("option --worker: '" + a.worker +
+                       "' is not a worker id (1..64 characters of [A-Za-z0-9._-], not starting with '.')");
+    if (a.workers > 1)
+      throw UsageError("option --workers " + std::to_string(a.workers) +
+                       ": not with --sync (one worker per process: start one nnfuzz per --worker ID)");
+    a.out = (fs::path(a.sync) / a.worker).string();
+  }
   if (a.out.empty()) throw UsageError("option --out DIR is required (the campaign directory)");
-  check_out_dir(a.out);
+  check_out_dir(a.out, sync ? "option --sync" : "option --out");
   const bool resume = fs::exists(fs::path(a.out) / "corpus.bin");
   Seeds seeds;
   if (resume) {
@@ -138,6 +290,7 @@ int run_fuzz(FuzzArgs& a) {
     same("--objective", before.objective, s.objective);
     same("--against", before.against ? before.against->path : "",
          s.against ? fs::weakly_canonical(fs::absolute(s.against->path)).string() : "");
+    if (workers_given) same("--workers", std::to_string(before.workers), std::to_string(a.workers));
     s = before;  // the campaign goes on as it was made
   } else {
     if (a.seeds.empty())
@@ -160,77 +313,118 @@ int run_fuzz(FuzzArgs& a) {
     throw UsageError("option --seeds: '" + a.seeds + "' holds seeds of " + std::to_string(seeds.rows.cols()) +
                      " values, model file '" + s.model.path + "' takes " + std::to_string(m.a->input_dim()) +
                      " (input shape " + shape_text(s.model.input_shape) + "; --input-shape sets it)");
+  if (sync && !resume)  // a worker joining a sync directory runs the campaign its peers run
+    for (const std::string& peer : nnfuzz::sync_workers(a.sync)) {
+      const fs::path file = fs::path(a.sync) / peer / "nnfuzz.json";
+      const std::string differs = peer != a.worker && fs::exists(file)
+                                      ? campaign_difference(read_settings(file.parent_path().string()), s)
+                                      : "";
+      if (!differs.empty())
+        throw UsageError("option --sync: worker '" + peer + "' of '" + a.sync + "' runs another campaign (its " +
+                         differs + " differs: see " + file.string() + ")");
+    }
   if (!resume) write_settings(a.out, s);
 
   nnfuzz::FuzzOptions o;
   o.batch_size = s.batch;
-  o.seed = a.seed;
+  o.seed = sync ? nnfuzz::worker_seed(a.seed, a.worker) : a.seed;
   o.max_findings = a.max_findings;
   o.max_executions = a.executions;
   o.max_seconds = a.seconds;
   if (a.executions == 0 && a.seconds <= 0) o.max_executions = 100000;
-  int code = kNothingFound;
-  with_fuzzer(s, m, o, [&](auto& fuzzer, LabelHook* label) {
-    nnfuzz::CampaignSaver saver(a.out, a.seed);
-    nnfuzz::StopOnSignal stop;
-    std::ofstream csv_file(fs::path(a.out) / "stats.csv", std::ios::app);
-    const bool header = fs::file_size(fs::path(a.out) / "stats.csv") == 0;
-    nnfuzz::CsvLogger csv(csv_file, header);
-    std::ostringstream sink;
-    nnfuzz::ProgressPrinter progress(a.quiet ? static_cast<std::ostream&>(sink) : std::cerr);
-    nnfuzz::FuzzResult r;
-    if (resume) {
-      const nnfuzz::Corpus corpus = nnfuzz::load_corpus(a.out);
-      if (label) {
-        RowMatrix roots(corpus.size(), corpus.input_dim());
-        Index k = 0;
-        for (Index i = 0; i < corpus.size(); ++i)
-          if (corpus.entry(i).parent < 0) roots.row(k++) = corpus.input(i);
-        label->learn(roots.topRows(k));
+  std::ostringstream sink;
+  std::ostream& status = a.quiet || a.json ? static_cast<std::ostream&>(sink) : std::cerr;
+  nnfuzz::StopOnSignal stop;
+  const fs::path out(a.out);
+  if (resume)
+    status << "nnfuzz: resuming '" << a.out << "' (" << nnfuzz::load_corpus(a.out).executions()
+           << " executions so far)\n";
+  std::vector<nnfuzz::FuzzResult> results(static_cast<std::size_t>(s.workers));
+  const auto start = std::chrono::steady_clock::now();
+  if (s.workers == 1) {
+    with_fuzzer(s, m, o, [&](auto& fuzzer, LabelHook* label) {
+      std::ofstream csv_file(out / "stats.csv", std::ios::app);
+      nnfuzz::CsvLogger csv(csv_file, fs::file_size(out / "stats.csv") == 0);
+      nnfuzz::ProgressPrinter progress(status);
+      const std::optional<nnfuzz::Corpus> from = resume ? std::optional(nnfuzz::load_corpus(a.out)) : std::nullopt;
+      if (sync) {
+        nnfuzz::SyncOptions so;
+        so.run_seed = o.seed;
+        nnfuzz::SyncDirectory saver(a.sync, a.worker, so);
+        results[0] = run_session(fuzzer, label, from ? &*from : nullptr, seeds, a.seeds, saver, stop, csv, progress);
+      } else {
+        nnfuzz::CampaignSaver saver(a.out, o.seed);
+        results[0] = run_session(fuzzer, label, from ? &*from : nullptr, seeds, a.seeds, saver, stop, csv, progress);
       }
-      if (!a.quiet)
-        std::cerr << "nnfuzz: resuming '" << a.out << "' (" << corpus.size() << " corpus elements, "
-                  << corpus.executions() << " executions so far)\n";
-      r = fuzzer.resume(corpus, saver, stop, csv, progress);
-    } else {
-      if (label) label->learn(seeds.rows);
+    });
+  } else {
+    // In-process workers: each its own model instance (an OpenCV net is not thread-safe) and
+    // fuzzer, one worker of the sync directory DIR/workers; merged into DIR at the end.
+    const auto lock = nnfuzz::detail::lock_campaign("nnfuzz fuzz", a.out);
+    const auto n = static_cast<std::uint64_t>(s.workers);
+    SharedFindingLimit limit;
+    std::mutex status_lock;
+    limit.max = a.max_findings;
+    const std::optional<nnfuzz::Corpus> merged = resume ? std::optional(nnfuzz::load_corpus(a.out)) : std::nullopt;
+    std::vector<std::exception_ptr> errors(results.size());
+    auto work = [&](std::size_t w) {
       try {
-        r = fuzzer.run(seeds.rows, saver, stop, csv, progress);
-      } catch (const std::invalid_argument& e) {
-        // Seeds the mutator refuses (outside its domain) are an input error of --seeds.
-        throw UsageError("option --seeds '" + a.seeds + "': " + e.what());
+        const std::string id = std::to_string(w);
+        nnfuzz::FuzzOptions wo = o;
+        wo.seed = nnfuzz::worker_seed(a.seed, id);
+        if (o.max_executions > 0)
+          wo.max_executions = std::max<std::uint64_t>(1, o.max_executions / n + (w < o.max_executions % n));
+        OpenModels own{m.a, m.b};
+        with_fuzzer(s, own, wo, [&](auto& fuzzer, LabelHook* label) {
+          nnfuzz::SyncOptions so;
+          so.run_seed = wo.seed;
+          nnfuzz::SyncDirectory saver((out / "workers").string(), id, so);
+          if (!resume || !saver.resumable()) write_settings(saver.worker_dir(), s);
+          const std::optional<nnfuzz::Corpus> own_corpus =
+              saver.resumable() ? std::optional(nnfuzz::load_corpus(saver.worker_dir())) : std::nullopt;
+          const nnfuzz::Corpus* from = own_corpus ? &*own_corpus : merged ? &*merged : nullptr;
+          WorkerStatus lines(status, status_lock, w);
+          nnfuzz::ProgressPrinter progress(lines.buffer());  // printed by worker 0 only
+          results[w] = run_session(fuzzer, label, from, seeds, a.seeds, saver, stop, limit, progress, lines);
+        });
+      } catch (...) {
+        errors[w] = std::current_exception();
       }
-    }
-    const auto all = nnfuzz::load_findings(a.out);
-    const json groups = findings_json(all);
-    const json summary{{"out", a.out},
-                       {"model", s.model.path},
-                       {"objective", s.objective},
-                       {"resumed", resume},
-                       {"found", !all.empty()},
-                       {"findings_this_session", r.findings.size()},
-                       {"findings_total", all.size()},
-                       {"groups", groups},
-                       {"executions", r.stats.executions},
-                       {"seconds", r.stats.seconds},
-                       {"executions_per_second", r.stats.executions_per_second},
-                       {"corpus_size", r.stats.corpus_size},
-                       {"coverage_radius", r.stats.coverage_radius},
-                       {"stopped_by_signal", stop.received()}};
-    write_text(fs::path(a.out) / "stats.json", summary.dump(2) + "\n");
-    if (a.json) {
-      std::cout << summary.dump(2) << "\n";
-    } else {
-      std::cout << (all.empty() ? "nothing found" : std::to_string(all.size()) + " finding(s)") << " in "
-                << r.stats.executions << " executions (" << std::fixed << std::setprecision(1) << r.stats.seconds
-                << " s this session, " << std::setprecision(0) << r.stats.executions_per_second << " exec/s), corpus "
-                << r.stats.corpus_size << "; campaign directory " << a.out << "\n";
-      print_groups(std::cout, groups);
-      if (!all.empty()) std::cout << "replay: nnfuzz replay " << a.out << "\n";
-    }
-    code = all.empty() ? kNothingFound : kFound;
-  });
-  return code;
+    };
+    std::vector<std::thread> threads;
+    for (std::size_t w = 1; w < results.size(); ++w) threads.emplace_back(work, w);
+    work(0);
+    for (std::thread& t : threads) t.join();
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
+    float radius = 0;
+    for (const nnfuzz::FuzzResult& r : results) radius = std::max(radius, r.stats.coverage_radius);
+    merge_workers(out, radius);
+  }
+  // The session, all workers together.
+  nnfuzz::FuzzStats st = results[0].stats;
+  std::size_t this_session = 0;
+  for (std::size_t w = 0; w < results.size(); ++w) {
+    this_session += results[w].findings.size();
+    if (w == 0) continue;
+    st.executions += results[w].stats.executions;
+    st.coverage_radius = std::max(st.coverage_radius, results[w].stats.coverage_radius);
+  }
+  if (s.workers > 1) {
+    st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    st.executions_per_second = 0;
+    for (const nnfuzz::FuzzResult& r : results) st.executions_per_second += r.stats.executions_per_second;
+    st.corpus_size = nnfuzz::load_corpus(a.out).size();
+  }
+  const auto all = nnfuzz::load_findings(a.out);
+  const json summary =
+      session_summary(a.out, s, resume, findings_json(all), all.size(), this_session, st, s.workers, stop.received());
+  write_text(out / (sync ? "session.json" : "stats.json"), summary.dump(2) + "\n");
+  if (a.json)
+    std::cout << summary.dump(2) << "\n";
+  else
+    print_summary(summary);
+  return all.empty() ? kNothingFound : kFound;
 }
 
 // The campaign directory a FILE argument belongs to (DIR/findings/x.bin -> DIR).
@@ -291,6 +485,100 @@ int run_replay(const std::string& target, bool as_json) {
   return fired > 0 ? kFound : kNothingFound;
 }
 
+// The last session's summary of a campaign directory (what `fuzz --json` printed): DIR/session.json
+// in a sync worker's directory (its stats.json is SyncDirectory's), else DIR/stats.json; null when
+// there is none.
+json read_summary(const fs::path& dir) {
+  for (const char* name : {"session.json", "stats.json"}) {
+    std::ifstream in(dir / name);
+    if (!in) continue;
+    json j = json::parse(in, nullptr, false);
+    if (!j.is_discarded() && j.contains("executions_per_second")) return j;
+  }
+  return nullptr;
+}
+
+/// The options of `nnfuzz merge`.
+struct MergeArgs {
+  std::string out;                  ///< the merged campaign directory (new or empty)
+  std::vector<std::string> inputs;  ///< campaign directories of the command, or sync directories
+  float radius = 0;                 ///< 0: the first campaign's coverage radius
+  std::size_t samples_per_bug = nnfuzz::BugOptions{}.samples_per_bug;
+  bool queues = true, json = false;
+};
+
+// merge_campaigns() over campaign directories of the command (or sync directories of its
+// workers): every campaign must have been made with the same model(s), objective and scale; OUT
+// gets the first's nnfuzz.json, so every other subcommand (and `fuzz`, resuming) takes it.
+int run_merge(const MergeArgs& a) {
+  std::vector<std::string> campaigns;
+  for (const std::string& in : a.inputs) {
+    std::error_code ec;
+    if (!fs::exists(in, ec)) throw UsageError("merge: input directory '" + in + "' does not exist");
+    try {
+      for (const std::string& d : nnfuzz::detail::merge_sources(in)) campaigns.push_back(d);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("merge: ") + e.what());
+    }
+  }
+  const CampaignSettings first = read_settings(campaigns.front());
+  for (std::size_t i = 1; i < campaigns.size(); ++i) {
+    const std::string differs = campaign_difference(read_settings(campaigns[i]), first);
+    if (!differs.empty())
+      throw UsageError("merge: campaign '" + campaigns[i] + "' was not made with the " + differs + " of '" +
+                       campaigns.front() + "' (compare their nnfuzz.json)");
+  }
+  nnfuzz::MergeOptions o;
+  o.radius = a.radius;
+  if (o.radius <= 0) {
+    const json summary = read_summary(campaigns.front());
+    if (!summary.is_null()) o.radius = summary.value("coverage_radius", 0.0f);
+    if (!(o.radius > 0))
+      throw UsageError("merge: campaign '" + campaigns.front() +
+                       "' does not say its coverage radius (no session summary): give --radius");
+  }
+  o.bugs.samples_per_bug = a.samples_per_bug;
+  o.read_queues = a.queues;
+  std::error_code ec;
+  if (fs::exists(a.out, ec) && !fs::is_empty(a.out, ec))
+    throw UsageError("merge: OUT '" + a.out + "' is not empty; merge into a new directory");
+  check_out_dir(a.out, "merge: OUT");
+  nnfuzz::MergeSummary r;
+  try {
+    r = nnfuzz::merge_campaigns(campaigns, a.out, o);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("merge: ") + e.what());
+  }
+  CampaignSettings merged = first;
+  merged.seeds = "merged: " + campaigns.front() + (campaigns.size() > 1 ? " and others" : "");
+  write_settings(a.out, merged);
+  json bugs = json::array();
+  for (const nnfuzz::Bug& b : r.bugs)
+    bugs.push_back({{"signature", b.signature}, {"what", b.what}, {"count", b.count}, {"files", b.files.size()}});
+  const json summary{{"out", a.out},
+                     {"campaigns", r.campaigns},
+                     {"radius", o.radius},
+                     {"executions", r.executions},
+                     {"elements_read", r.elements_read},
+                     {"elements_kept", r.elements_kept},
+                     {"finding_files_read", r.finding_files_read},
+                     {"duplicate_inputs", r.duplicate_inputs},
+                     {"finding_files_written", r.finding_files_written},
+                     {"findings_reported", r.findings_reported},
+                     {"bugs", bugs}};
+  if (a.json) {
+    std::cout << summary.dump(2) << "\n";
+  } else {
+    std::cout << "merged " << r.campaigns.size() << " campaign(s), " << r.executions << " executions, into " << a.out
+              << ": corpus " << r.elements_kept << " of " << r.elements_read << " elements (radius " << o.radius
+              << "), " << r.finding_files_written << " finding file(s) of " << r.finding_files_read << " ("
+              << r.duplicate_inputs << " duplicate inputs), " << r.findings_reported << " finding(s) counted\n";
+    for (const nnfuzz::Bug& b : r.bugs)
+      std::cout << "  " << b.count << " x " << b.what << " (" << b.files.size() << " file(s))\n";
+  }
+  return r.finding_files_written > 0 ? kFound : kNothingFound;
+}
+
 int run_whatsup(const std::string& dir, bool as_json) {
   const CampaignSettings s = read_settings(dir);
   std::vector<nnfuzz::SavedFinding> findings;
@@ -305,13 +593,10 @@ int run_whatsup(const std::string& dir, bool as_json) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  std::ifstream st(fs::path(dir) / "stats.json");
-  if (st) {
-    const json last = json::parse(st, nullptr, false);
-    if (!last.is_discarded())
-      j["last_session"] = {{"executions_per_second", last.value("executions_per_second", 0.0)},
-                           {"seconds", last.value("seconds", 0.0)}};
-  }
+  const json last = read_summary(dir);
+  if (!last.is_null())
+    j["last_session"] = {{"executions_per_second", last.value("executions_per_second", 0.0)},
+                         {"seconds", last.value("seconds", 0.0)}};
   j["findings"] = findings.size();
   j["groups"] = findings_json(findings);
   if (as_json) {
@@ -514,10 +799,17 @@ int main(int argc, char** argv) {
   fuzz->add_option("--scale", fa.scale, "input range LO,HI (or 01, pm1): bytes map onto it, floats must lie in it")
       ->capture_default_str();
   fuzz->add_option("--eps", fa.eps, "keep mutants within this L-inf distance of their seed (0 = no bound)");
+  fuzz->add_option("--workers", fa.workers,
+                   "in-process workers, each with its own model instance, sharing what they find (DIR/workers)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  fuzz->add_option("--sync", fa.sync,
+                   "a sync directory shared by worker processes (instead of --out: the campaign is SYNC/ID)");
+  fuzz->add_option("--worker", fa.worker, "this process' worker id in the --sync directory ([A-Za-z0-9._-])");
   fuzz->add_flag("--list-outputs", fa.list_outputs,
                  "print the model's outputs (and which are coverage and logits), then exit");
   fuzz->add_flag("--json", fa.json, "print a machine-readable summary on stdout");
-  fuzz->add_flag("-q,--quiet", fa.quiet, "no status lines on stderr");
+  fuzz->add_flag("-q,--quiet", fa.quiet, "no status lines on stderr (--json implies it)");
 
   std::string target, png_dir;
   bool rjson = false, wjson = false, sjson = false;
@@ -543,6 +835,21 @@ int main(int argc, char** argv) {
   show->add_option("--zoom", zoom, "pixels per input pixel")->check(CLI::Range(1, 64))->capture_default_str();
   show->add_flag("--json", sjson, "machine-readable output");
 
+  MergeArgs ma;
+  CLI::App* merge = app.add_subcommand(
+      "merge",
+      "merge campaign directories (or sync directories of workers) into one: corpora reduced, findings by bug");
+  merge->add_option("OUT", ma.out, "the merged campaign directory (new or empty)")->required();
+  merge->add_option("DIR", ma.inputs, "campaign directories of nnfuzz fuzz, or --sync directories")->required();
+  merge
+      ->add_option("--radius", ma.radius,
+                   "L2 novelty radius the corpora are reduced with (default: the first campaign's coverage radius)")
+      ->check(CLI::PositiveNumber);
+  merge->add_option("--samples-per-bug", ma.samples_per_bug, "finding files kept per bug (0 = all)")
+      ->capture_default_str();
+  merge->add_flag("!--no-queues", ma.queues, "read only the workers' corpus.bin, not their queue files");
+  merge->add_flag("--json", ma.json, "machine-readable output");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -558,12 +865,13 @@ int main(int argc, char** argv) {
   try {
     if (fuzz->parsed()) {
       fa.model.input_shape = parse_shape(shape);
-      return run_fuzz(fa);
+      return run_fuzz(fa, fuzz->count("--workers") > 0);
     }
     if (replay->parsed()) return run_replay(target, rjson);
     if (minimize->parsed()) return run_minimize(target, min_budget, mjson);
     if (whatsup->parsed()) return run_whatsup(target, wjson);
     if (show->parsed()) return run_show(target, png_dir, zoom, sjson);
+    if (merge->parsed()) return run_merge(ma);
   } catch (const std::exception& e) {
     std::cerr << "nnfuzz: " << e.what() << "\n";
     return kError;

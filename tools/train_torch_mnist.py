@@ -12,6 +12,8 @@ carry the data set, the recipe and the pixel scale):
   <data>-torch-mlp-adam-01.{onnx,pt,bin}  784-200-100-10 ReLU, nnfuzz's `adam` recipe (He init, Adam 1e-3,
                                        weight decay 1e-4, 8,000 steps of 100); .bin = nnfuzz weights
                                        (io/weights.hpp) for Mlp<float>; outputs "logits", "hidden" (relu2)
+  <data>-torch-mlp-adam-pruned90-01.{onnx,pt,bin}  the MLP's second release (the regression issue's pair):
+                                       90% of each layer's weights pruned by magnitude, 1,000 fine-tuning steps
   <data>-torch-tf-nan-pm1.{onnx,pt,bin}  TensorFuzz's NaN model (`tf-nan`: U(+-0.25), SGD 0.01, 35,000 steps
                                        of 100, pixels in [-1,1]) with its unsafe softmax exp(l)/sum exp(l)
                                        and cross entropy -sum y log p (y = one-hot of the prediction);
@@ -27,6 +29,7 @@ output, for the error test) and release-v1/release-v2 (784-32-16-10 with every l
 logits, dense1, relu1, dense2, relu2; v2 is v1 with its second layer perturbed — two releases).
 
 Usage: /usr/bin/python3 tools/train_torch_mnist.py [--data data/mnist] [--models out/models] [--import-nnfuzz out/models]
+                                                   [--only cnn,mlp,tf-nan]
        /usr/bin/python3 tools/train_torch_mnist.py --test-models build/adapter-models
 """
 
@@ -181,8 +184,8 @@ def accuracy(net, x, y):
         return (net(x)[0].argmax(dim=1) == y).float().mean().item()
 
 
-def train(net, x, y, steps, batch, make_opt, log, label, epochs_shuffle=True):
-    """Minibatches drawn as epochs of a seeded permutation; plain cross entropy."""
+def train(net, x, y, steps, batch, make_opt, log, label, epochs_shuffle=True, after_step=None):
+    """Minibatches drawn as epochs of a seeded permutation; plain cross entropy; after_step() after each step."""
     opt = make_opt(net.parameters())
     gen = torch.Generator().manual_seed(SEED)
     perm, pos, t0 = torch.randperm(x.shape[0], generator=gen), 0, time.time()
@@ -195,6 +198,8 @@ def train(net, x, y, steps, batch, make_opt, log, label, epochs_shuffle=True):
         loss = F.cross_entropy(net(x[idx])[0], y[idx])
         loss.backward()
         opt.step()
+        if after_step:
+            after_step()
         if step % max(1, steps // 5) == 0:
             log(f"  {label}: step {step}/{steps}, loss {loss.item():.4f}, {time.time() - t0:.1f} s")
     return time.time() - t0
@@ -257,6 +262,9 @@ def write_info(base, text):
 
 
 def real_models(args, log):
+    only = set(args.only.split(","))
+    if only - {"cnn", "mlp", "tf-nan"}:
+        sys.exit(f"train_torch_mnist.py: option --only: '{args.only}' names a model other than cnn, mlp, tf-nan")
     os.makedirs(args.models, exist_ok=True)
     name = os.path.basename(os.path.normpath(args.data))
     xtr, ytr = load_split(args.data, "train")
@@ -264,19 +272,28 @@ def real_models(args, log):
     log(f"data: {xtr.shape[0]} training, {xte.shape[0]} test images from {args.data}")
     example = xte[:4].clone()
 
-    base = os.path.join(args.models, f"{name}-torch-cnn-01")
-    if not cached(base, [".onnx", ".pt", ".txt"]) or args.force:
-        setup_torch()
-        net = Cnn()
-        secs = train(net, xtr, ytr, args.cnn_steps, 64,
-                     lambda p: torch.optim.Adam(p, lr=1e-3, weight_decay=1e-4), log, "cnn")
-        net.eval()
-        acc = accuracy(net, xte, yte)
-        export(net, example, base, ["logits", "hidden"])
-        write_info(base, f"cnn: Adam 1e-3, weight decay 1e-4, {args.cnn_steps} steps of 64, {secs:.0f} s; "
-                         f"test accuracy {100 * acc:.2f}% on {xte.shape[0]} images (pixels [0,1])")
-    log(open(base + ".txt").read().strip())
+    if "cnn" in only:
+        base = os.path.join(args.models, f"{name}-torch-cnn-01")
+        if not cached(base, [".onnx", ".pt", ".txt"]) or args.force:
+            setup_torch()
+            net = Cnn()
+            secs = train(net, xtr, ytr, args.cnn_steps, 64,
+                         lambda p: torch.optim.Adam(p, lr=1e-3, weight_decay=1e-4), log, "cnn")
+            net.eval()
+            acc = accuracy(net, xte, yte)
+            export(net, example, base, ["logits", "hidden"])
+            write_info(base, f"cnn: Adam 1e-3, weight decay 1e-4, {args.cnn_steps} steps of 64, {secs:.0f} s; "
+                             f"test accuracy {100 * acc:.2f}% on {xte.shape[0]} images (pixels [0,1])")
+        log(open(base + ".txt").read().strip())
+    if "mlp" in only:
+        mlp_adam(args, name, xtr, ytr, xte, yte, example, log)
+        mlp_pruned(args, name, xtr, ytr, xte, yte, log)
+    if "tf-nan" in only:
+        tf_nan(args, name, xtr, ytr, xte, yte, log)
 
+
+def mlp_adam(args, name, xtr, ytr, xte, yte, example, log):
+    """The MLP (nnfuzz's `adam` recipe), trained here or imported from --import-nnfuzz."""
     base = os.path.join(args.models, f"{name}-torch-mlp-adam-01")
     if not cached(base, [".onnx", ".pt", ".bin", ".txt"]) or args.force:
         setup_torch()
@@ -289,7 +306,7 @@ def real_models(args, log):
             write_info(base, f"mlp-adam: 784-200-100-10, nnfuzz's adam recipe trained by mnist_train (imported from "
                              f"{nnfuzz_file}); test accuracy {100 * acc:.2f}% on {xte.shape[0]} images (pixels [0,1])")
             log(open(base + ".txt").read().strip())
-            return tf_nan(args, name, xtr, ytr, xte, yte, log)
+            return
         net = Mlp([784, 200, 100, 10])
         for layer in net.layers:  # He init, zero bias (nnfuzz's init_truncated_normal(0))
             nn.init.trunc_normal_(layer.weight, std=(2.0 / layer.in_features) ** 0.5,
@@ -304,7 +321,49 @@ def real_models(args, log):
         write_info(base, f"mlp-adam: 784-200-100-10, AdamW 1e-3, weight decay 1e-4, {args.mlp_steps} steps of 100, "
                          f"{secs:.0f} s; test accuracy {100 * acc:.2f}% on {xte.shape[0]} images (pixels [0,1])")
     log(open(base + ".txt").read().strip())
-    tf_nan(args, name, xtr, ytr, xte, yte, log)
+
+
+def prune_magnitude(net, fraction):
+    """nnfuzz's prune_magnitude() (models/prune.hpp): in each layer the round(fraction x weights) weights
+    of smallest |w| set to 0 (ties by position in nnfuzz's inputs x outputs order); returns the masks."""
+    masks = []
+    with torch.no_grad():
+        for layer in net.layers:
+            w = layer.weight.t().contiguous().flatten()
+            mask = torch.ones_like(w)
+            mask[torch.argsort(w.abs(), stable=True)[:int(round(fraction * w.numel()))]] = 0
+            mask = mask.view(layer.in_features, layer.out_features).t().contiguous()
+            layer.weight.mul_(mask)
+            masks.append(mask)
+    return masks
+
+
+def mlp_pruned(args, name, xtr, ytr, xte, yte, log):
+    """The second release of the MLP (the regression issue's pair): 90% of each layer's weights pruned by
+    magnitude, then 1,000 fine-tuning steps (AdamW 1e-3) with the pruned weights kept at zero."""
+    base = os.path.join(args.models, f"{name}-torch-mlp-adam-pruned90-01")
+    if not cached(base, [".onnx", ".pt", ".bin", ".txt"]) or args.force:
+        setup_torch()
+        net = load_nnfuzz_weights(os.path.join(args.models, f"{name}-torch-mlp-adam-01.bin"))
+        before = accuracy(net.eval(), xte, yte)
+        masks = prune_magnitude(net, 0.9)
+
+        def reapply():
+            with torch.no_grad():
+                for layer, mask in zip(net.layers, masks):
+                    layer.weight.mul_(mask)
+
+        secs = train(net.train(), xtr, ytr, 1000, 100, lambda p: torch.optim.AdamW(p, lr=1e-3, weight_decay=1e-4),
+                     log, "mlp pruned 90%", after_step=reapply)
+        net.eval()
+        acc = accuracy(net, xte, yte)
+        example = xte[:4].clone()
+        export(DictOutput(net), example, base, ["logits", "hidden"], dict_output=True)
+        save_nnfuzz_weights(base + ".bin", net)
+        write_info(base, f"mlp-adam pruned 90%: {name}-torch-mlp-adam-01 with 90% of each layer's weights pruned by "
+                         f"magnitude, 1000 fine-tuning steps of 100 ({secs:.0f} s); test accuracy "
+                         f"{100 * before:.2f}% -> {100 * acc:.2f}% on {xte.shape[0]} images (pixels [0,1])")
+    log(open(base + ".txt").read().strip())
 
 
 def tf_nan(args, name, xtr, ytr, xte, yte, log):
@@ -410,6 +469,8 @@ def main():
                     help="take the MLP and NaN models' weights from nnfuzz's own cache (DIR/<data>-adam-01.bin, "
                          "DIR/<data>-tf-nan-pm1.bin, written by experiments/mnist_train: the same recipes, trained in "
                          "C++ in seconds) instead of training them in PyTorch; the CNN is always trained here")
+    ap.add_argument("--only", default="cnn,mlp,tf-nan", metavar="LIST",
+                    help="the models to make, of cnn, mlp (and its pruned release), tf-nan (default: all)")
     ap.add_argument("--test-models", metavar="DIR", help="write the adapters' small test models to DIR and stop")
     args = ap.parse_args()
 

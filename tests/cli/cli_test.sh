@@ -45,7 +45,7 @@ M=$MODELS
 S=$SEEDS
 case $case_name in
 help)
-  for sub in "" fuzz replay minimize whatsup show; do
+  for sub in "" fuzz replay minimize whatsup show merge; do
     expect 0 "--help of '$sub'" -- "$NNFUZZ" $sub --help
     grep -q "Usage" "$W/out" || { echo "FAIL: no usage for '$sub'"; fails=$((fails + 1)); }
   done
@@ -185,6 +185,108 @@ bad_input)
   expect 2 "whatsup of a directory that is no campaign" -- "$NNFUZZ" whatsup "$W/empty"
   says "nnfuzz.json" "not a campaign"
   expect 2 "show of a directory that is no campaign" -- "$NNFUZZ" show "$W/empty"
+  ;;
+status)
+  expect 0 "status lines on stderr" -- "$NNFUZZ" fuzz "$M/tiny-mlp.onnx" --seeds "$S/seeds.npy" --out "$W/c" --executions 2000
+  says "INITED cov:" "status INITED"
+  says "DONE   cov:" "status DONE"
+  grep -q "exec/s:" "$W/err" || { echo "FAIL: no exec/s in the status"; fails=$((fails + 1)); }
+  grep -q "nothing found in" "$W/out" || { echo "FAIL: no summary on stdout"; fails=$((fails + 1)); }
+  expect 0 "--json: no status lines" -- "$NNFUZZ" fuzz "$M/tiny-mlp.onnx" --out "$W/c" --executions 1000 --json
+  [[ ! -s $W/err ]] || { echo "FAIL: --json wrote to stderr: $(head -2 "$W/err")"; fails=$((fails + 1)); }
+  json_is "j['resumed']" "--json"
+  expect 0 "-q: no status lines" -- "$NNFUZZ" fuzz "$M/tiny-mlp.onnx" --out "$W/c" --executions 1000 -q
+  [[ ! -s $W/err ]] || { echo "FAIL: -q wrote to stderr: $(head -2 "$W/err")"; fails=$((fails + 1)); }
+  ;;
+merge)
+  # Two campaigns on one model, merged; the result is a campaign every subcommand reads.
+  expect 1 "campaign a" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --seeds "$S/pngs" --out "$W/a" --executions 20000 --seed 1 -q
+  expect 1 "campaign b" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --seeds "$S/seeds.npy" --out "$W/b" --executions 20000 --seed 2 -q
+  expect 1 "merge a and b" -- "$NNFUZZ" merge "$W/m" "$W/a" "$W/b" --json
+  json_is "len(j['campaigns']) == 2 and 0 < j['elements_kept'] <= j['elements_read'] and j['finding_files_written'] >= 1 and j['bugs'][0]['count'] >= 2 and j['radius'] > 0" "merge --json"
+  expect 1 "whatsup of the merged campaign" -- "$NNFUZZ" whatsup "$W/m" --json
+  json_is "j['findings'] >= 1 and j['corpus_size'] >= 1 and j['objective'] == 'nan'" "whatsup merged --json"
+  expect 1 "replay of the merged campaign" -- "$NNFUZZ" replay "$W/m"
+  expect 1 "fuzz resumes the merged campaign" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --out "$W/m" --executions 1000 --json -q
+  json_is "j['resumed']" "resume merged --json"
+  expect 1 "merge of one campaign, text output" -- "$NNFUZZ" merge "$W/m0" "$W/a" --radius 0.05 --samples-per-bug 0 --no-queues
+  grep -q "merged 1 campaign(s)" "$W/out" || { echo "FAIL: merge text: $(head -2 "$W/out")"; fails=$((fails + 1)); }
+  # Bad input: each names the subcommand and the directory.
+  expect 2 "merge: missing input directory" -- "$NNFUZZ" merge "$W/x" "$W/a" "$W/none"
+  says "merge: input directory '$W/none' does not exist" "missing dir"
+  mkdir -p "$W/empty"
+  expect 2 "merge: a directory that is no campaign" -- "$NNFUZZ" merge "$W/x" "$W/empty"
+  says "merge: " "not a campaign"
+  says "empty" "not a campaign names it"
+  mkdir -p "$W/nojson" && cp "$W/a/corpus.bin" "$W/nojson/"
+  expect 2 "merge: a corpus without nnfuzz.json" -- "$NNFUZZ" merge "$W/x" "$W/nojson"
+  says "nojson" "no nnfuzz.json"
+  touch "$W/afile"
+  expect 2 "merge: unwritable OUT" -- "$NNFUZZ" merge "$W/afile/sub" "$W/a"
+  says "merge: OUT" "unwritable OUT"
+  expect 2 "merge: OUT not empty" -- "$NNFUZZ" merge "$W/b" "$W/a"
+  says "is not empty" "OUT not empty"
+  expect 0 "a campaign of another model" -- "$NNFUZZ" fuzz "$M/tiny-mlp.onnx" --seeds "$S/seeds.npy" --out "$W/other" --executions 1000 -q
+  expect 2 "merge: campaigns of different models" -- "$NNFUZZ" merge "$W/x" "$W/a" "$W/other"
+  says "was not made with the model" "different models"
+  expect 2 "merge: bad --radius" -- "$NNFUZZ" merge "$W/x" "$W/a" --radius -1
+  says "--radius" "bad radius"
+  expect 2 "merge: no DIR" -- "$NNFUZZ" merge "$W/x"
+  ;;
+workers)
+  expect 1 "two in-process workers find the planted NaN" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --seeds "$S/pngs" --out "$W/c" --workers 2 --executions 20000 --json
+  json_is "j['found'] and j['workers'] == 2 and j['executions'] >= 6" "workers --json"
+  [[ -f $W/c/workers/0/corpus.bin && -f $W/c/workers/1/corpus.bin && -f $W/c/corpus.bin ]] ||
+    { echo "FAIL: worker directories or merged corpus missing: $(ls -R "$W/c" | head)"; fails=$((fails + 1)); }
+  expect 1 "replay of a workers' campaign" -- "$NNFUZZ" replay "$W/c"
+  expect 1 "whatsup of a workers' campaign" -- "$NNFUZZ" whatsup "$W/c" --json
+  json_is "j['findings'] >= 1" "whatsup workers --json"
+  expect 1 "resume with the workers of nnfuzz.json" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --out "$W/c" --executions 2000 --json -q
+  json_is "j['resumed'] and j['workers'] == 2" "resume workers --json"
+  expect 2 "resume with another --workers" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --out "$W/c" --workers 3
+  says "--workers '2'" "another --workers"
+  expect 1 "two workers: status lines on stderr" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --seeds "$S/pngs" --out "$W/st" --workers 2 --executions 20000
+  says "INITED cov:" "worker 0's status"
+  says "FOUND" "a worker's FOUND line"
+  expect 0 "two workers, nothing to find, the budget split" -- "$NNFUZZ" fuzz "$M/tiny-mlp.onnx" --seeds "$S/seeds.npy" --out "$W/n" --workers 2 --executions 4000 --json
+  json_is "not j['found'] and j['executions'] >= 4000 and j['corpus_size'] >= 3" "nothing --json"
+  expect 2 "--workers 0" -- "$NNFUZZ" fuzz "$M/tiny-mlp.onnx" --seeds "$S/seeds.npy" --out "$W/z" --workers 0
+  says "--workers" "workers 0"
+  if [[ $HAVE_TORCH == ON ]]; then
+    expect 1 "two workers through LibTorch" -- "$NNFUZZ" fuzz "$M/planted-nan.pt" --output-names logits,softmax,cross_entropy,hidden --seeds "$S/zeros.npy" --out "$W/t" --workers 2 --executions 20000 --json
+    json_is "j['found'] and j['workers'] == 2" "torch workers --json"
+  fi
+  ;;
+sync)
+  # Two worker processes of one campaign through a sync directory, then merged.
+  expect 1 "worker a" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --seeds "$S/pngs" --sync "$W/s" --worker a --executions 20000 --json
+  json_is "j['found'] and j['out'] == '$W/s/a'" "worker a --json"
+  expect 1 "worker b (reads a's elements)" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --seeds "$S/seeds.npy" --sync "$W/s" --worker b --executions 20000 --max-findings 0 --json
+  "$PY" -c "import json; j=json.load(open('$W/s/b/stats.json')); assert j['imported'] >= 1, j['imported']" ||
+    { echo "FAIL: worker b imported nothing (SYNC/b/stats.json)"; fails=$((fails + 1)); }
+  [[ -f $W/s/a/session.json ]] || { echo "FAIL: no SYNC/a/session.json"; fails=$((fails + 1)); }
+  expect 1 "whatsup of a worker" -- "$NNFUZZ" whatsup "$W/s/a" --json
+  json_is "j['findings'] >= 1 and 'last_session' in j" "whatsup worker --json"
+  expect 1 "worker a resumes" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --sync "$W/s" --worker a --executions 2000 --json
+  json_is "j['resumed']" "worker a resumed"
+  expect 1 "merge of the sync directory" -- "$NNFUZZ" merge "$W/m" "$W/s" --json
+  json_is "len(j['campaigns']) == 2" "merge sync --json"
+  expect 1 "whatsup of the merge" -- "$NNFUZZ" whatsup "$W/m"
+  expect 2 "--sync without --worker" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --seeds "$S/pngs" --sync "$W/s"
+  says "--worker" "no worker"
+  expect 2 "--worker without --sync" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --seeds "$S/pngs" --out "$W/x" --worker a
+  says "--sync" "no sync"
+  expect 2 "--sync and --out" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --seeds "$S/pngs" --sync "$W/s" --worker c --out "$W/x"
+  says "--out" "sync and out"
+  expect 2 "a bad worker id" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --seeds "$S/pngs" --sync "$W/s" --worker ../up
+  says "'../up' is not a worker id" "bad id"
+  expect 2 "--sync and --workers" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --seeds "$S/pngs" --sync "$W/s" --worker c --workers 2
+  says "--workers" "sync and workers"
+  expect 2 "a worker of another campaign" -- "$NNFUZZ" fuzz "$M/tiny-mlp.onnx" --seeds "$S/seeds.npy" --sync "$W/s" --worker c
+  says "runs another campaign" "another campaign"
+  touch "$W/afile"
+  expect 2 "an unwritable --sync" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --seeds "$S/pngs" --sync "$W/afile" --worker c
+  says "--sync" "unwritable sync"
   ;;
 installed)
   # The command as a user gets it: installed with the package, found on the PATH.
