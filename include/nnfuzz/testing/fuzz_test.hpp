@@ -10,6 +10,11 @@
 //
 // or, with the glue headers, NNFUZZ_REQUIRE_NO_FINDING (testing/catch2.hpp) and
 // EXPECT_TRUE(nnfuzz::finds_nothing(...)) (testing/gtest.hpp).
+//
+// After a failing test of two versions, the release report with the finding's picture:
+//
+//     nnfuzz::write_regression_report("report", {nnfuzz::candidate_report("v2", fuzzer.model(), seeds, r, o)},
+//                                     report_options);  // ReportOptions: image shape, write_png
 #pragma once
 
 #include "../detail/config.hpp"
