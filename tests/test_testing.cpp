@@ -389,6 +389,49 @@ TEST_CASE("fuzz_test: a pair's failure names the first diverging tensor and the 
   CHECK(fuzz_test(same, s, o).passed);
 }
 
+TEST_CASE("fuzz_test: the failing input and its minimised form make a report's candidate", "[testing]") {
+  RowMatrix s = RowMatrix::Constant(2, 2, 0.5f);
+  s.col(1).setConstant(0.25f);
+  nnfuzz_test::TempDir tmp("nnfuzz_candidate_report");
+  auto f = pair_fuzzer(1.5f);
+  FuzzTestOptions o;
+  o.regression_dir = tmp.dir.string();
+  o.gate.min_sqnr_db = 1;  // met over the seeds: the report says "passed"
+  const FuzzTestReport r = fuzz_test(f, s, o);
+  REQUIRE(!r.passed);
+  REQUIRE(r.finding.input.size() == 2);
+  CHECK(r.minimised.size() == 2);
+  auto pair = f.model();
+  const CandidateReport c = candidate_report("v2", pair, s, r, o);
+  CHECK(c.name == "v2");
+  CHECK(c.data.rows == 2);
+  CHECK(c.data.top1_agreement == 1);
+  CHECK((c.gated && c.gate.empty()));
+  CHECK(c.findings.rows == 1);
+  CHECK(c.findings.top1_agreement == 0);
+  REQUIRE(c.where.size() == 1);
+  CHECK(c.where[0].first_tensor() == "logits");
+  REQUIRE(c.images.size() == 1);
+  CHECK(c.images[0].seed == s.row(r.finding.root));
+  CHECK(c.images[0].found == r.finding.input);
+  CHECK(c.images[0].minimised == r.minimised);
+  // The next run fails from the corpus: the saved input, not minimised again.
+  const FuzzTestReport again = fuzz_test(f, s, o);
+  REQUIRE(again.from_regression);
+  CHECK(again.finding.input == r.finding.input);
+  CHECK(again.minimised.size() == 0);
+  CHECK(candidate_report("v2", pair, s, again, o).images.at(0).minimised.size() == 0);
+  // A test that passed gives the data set's metrics alone.
+  auto same = pair_fuzzer(1.0f);
+  FuzzTestOptions plain;
+  plain.max_executions = 100;
+  const FuzzTestReport ok = fuzz_test(same, s, plain);
+  REQUIRE(ok.passed);
+  auto same_pair = same.model();
+  const CandidateReport good = candidate_report("v1", same_pair, s, ok, plain);
+  CHECK((good.data.rows == 2 && good.findings.rows == 0 && good.where.empty() && good.images.empty() && !good.gated));
+}
+
 TEST_CASE("fuzz_test: the metric gate fails a pair over a data set before fuzzing", "[testing]") {
   RowMatrix s = RowMatrix::Constant(2, 2, 0.5f);
   s.col(1).setConstant(0.25f);

@@ -6,7 +6,9 @@
 # Usage: tests/consumer/run.sh <mode> <nnfuzz source dir> <work dir> [extra CMake -D args...]
 #   install           configure nnfuzz alone (tests/examples/benchmarks OFF), install it into
 #                     <work>/prefix, build find_package/ against it with CMAKE_PREFIX_PATH, run
-#                     the user's program (app/main.cpp) and the user's unit tests; then check the
+#                     the user's program (app/main.cpp) and the user's unit tests (a NaN test
+#                     and release tests of the user's own scorer in two releases, which write
+#                     the release report on failure); then check the
 #                     installed nnfuzz.pc and nnfuzz-data.pc (pkg-config) by compiling
 #                     app/models_main.cpp with their flags and running it.
 #   add_subdirectory  build add_subdirectory/, which adds the source tree with add_subdirectory
@@ -21,7 +23,8 @@
 #                     engine_adapter/versions_test.cpp (a user's GoogleTest test of two ONNX
 #                     releases as a VersionPair: release-v1/-v2.onnx from the same directory),
 #                     which must pass on v1 against itself and fail on v2 naming the first
-#                     diverging tensor.
+#                     diverging tensor and the metrics, and write the release report with its
+#                     pictures into <work>/app/report (check_report below).
 #
 # Environment: CXX (the C++ compiler; default: CMake's/Meson's choice), BUILD_TYPE (CMake build
 # type, default Release), CMAKE_GENERATOR (default Ninja when installed), JOBS (default 1).
@@ -44,6 +47,38 @@ jobs="${JOBS:-1}"
 
 fail() { echo "consumer.${mode}: FAIL: $*" >&2; exit 1; }
 step() { echo "== consumer.${mode}: $*"; "$@"; }
+
+# check_report DIR WHO TENSOR: the release report a failing test wrote into DIR is whole —
+# report.md links the per-layer chart and each finding's picture, the SVG and PNG files are
+# what they say, metrics.csv has its data and findings rows, and layers.csv counts a finding
+# whose first diverging tensor is TENSOR.
+check_report() {
+  local dir="$1" who="$2" tensor="$3" f name
+  for f in report.md metrics.csv layers.csv; do
+    [[ -s "${dir}/${f}" ]] || fail "${who}: the release report has no ${dir}/${f}"
+  done
+  local md
+  md="$(cat "${dir}/report.md")"
+  local svgs=("${dir}"/layers-*.svg) pngs=("${dir}"/finding-*.png)
+  [[ -f "${svgs[0]}" ]] || fail "${who}: the release report has no per-layer chart (layers-*.svg) in ${dir}"
+  [[ -f "${pngs[0]}" ]] || fail "${who}: the release report has no finding picture (finding-*.png) in ${dir}"
+  for f in "${svgs[@]}" "${pngs[@]}"; do
+    name="$(basename "${f}")"
+    [[ "${md}" == *"](${name})"* ]] || fail "${who}: report.md does not link ${name}:"$'\n'"${md}"
+  done
+  for f in "${svgs[@]}"; do
+    grep -q '^<svg ' "${f}" || fail "${who}: ${f} is not an SVG file"
+  done
+  for f in "${pngs[@]}"; do
+    [[ "$(head -c 8 "${f}" | od -An -tx1 | tr -d ' \n')" == 89504e470d0a1a0a ]] || fail "${who}: ${f} is not a PNG file"
+  done
+  head -n 1 "${dir}/metrics.csv" | grep -q '^candidate,set,rows,top1_agreement,' || fail "${who}: metrics.csv has no header"
+  grep -q ',data,' "${dir}/metrics.csv" || fail "${who}: metrics.csv has no data row"
+  grep -q ',findings,1,0,1,' "${dir}/metrics.csv" || fail "${who}: metrics.csv has no row of 1 disagreeing finding"
+  grep -Eq "^[^,]*,${tensor},[^,]*,1,1," "${dir}/layers.csv" ||
+    fail "${who}: layers.csv does not put the finding's first divergence at ${tensor}:"$'\n'"$(cat "${dir}/layers.csv")"
+  echo "== consumer.${mode}: ${who}: the release report in ${dir}: report.md, metrics.csv, layers.csv, ${#svgs[@]} chart(s), ${#pngs[@]} picture(s)"
+}
 
 [[ -f "${src}/CMakeLists.txt" && -f "${src}/include/nnfuzz/nnfuzz.hpp" ]] || fail "'${src}' is not nnfuzz's source tree"
 
@@ -89,9 +124,12 @@ case "${mode}" in
     for t in gtest_app catch2_app; do
       if out="$(PLANTED_REGRESSION=1 "${work}/unit_tests/${t}" 2>&1)"; then fail "${t} passed on the planted regression"; fi
       for want in "the objective fired: non-finite" "saved: ${work}/unit_tests/regressions-${t}/planted/" "/findings/finding-" \
-                  "minimised: L0" "NNFUZZ_SEED=1"; do
+                  "minimised: L0" "NNFUZZ_SEED=1" \
+                  "the objective fired: reference says 0, candidate says 1" "metrics on this input: top-1 agreement 0" \
+                  "first diverging tensor: output" "before it: hidden 0" "the metric gate failed over 4 seeds: logits SQNR"; do
         [[ "${out}" == *"${want}"* ]] || fail "${t}: the failure message lacks '${want}':"$'\n'"${out}"
       done
+      check_report "${work}/unit_tests/report-${t}" "${t}" output
       if out="$(PLANTED_REGRESSION=1 "${work}/unit_tests/${t}" 2>&1)"; then fail "${t} passed on its second run"; fi
       [[ "${out}" == *"a saved regression input fires again"* ]] || fail "${t}: the second run did not fail from the regression corpus:"$'\n'"${out}"
       echo "== consumer.${mode}: ${t} fails as it should on the planted regression"
@@ -181,6 +219,7 @@ case "${mode}" in
                   "saved: ${work}/app/regressions/release-v2.onnx/"; do
         [[ "${out}" == *"${want}"* ]] || fail "versions_test: the failure message lacks '${want}':"$'\n'"${out}"
       done
+      check_report "${work}/app/report" versions_test dense2
       if out="$(RELEASE_CANDIDATE=release-v2.onnx "${work}/app/versions_test" 2>&1)"; then
         fail "versions_test passed on its second run"
       fi

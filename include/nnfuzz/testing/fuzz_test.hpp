@@ -10,6 +10,11 @@
 //
 // or, with the glue headers, NNFUZZ_REQUIRE_NO_FINDING (testing/catch2.hpp) and
 // EXPECT_TRUE(nnfuzz::finds_nothing(...)) (testing/gtest.hpp).
+//
+// After a failing test of two versions, the release report with the finding's picture:
+//
+//     nnfuzz::write_regression_report("report", {nnfuzz::candidate_report("v2", fuzzer.model(), seeds, r, o)},
+//                                     report_options);  // ReportOptions: image shape, write_png
 #pragma once
 
 #include "../detail/config.hpp"
@@ -18,6 +23,7 @@
 #include "../minimize.hpp"
 #include "../regression/localize.hpp"
 #include "../regression/metrics.hpp"
+#include "../regression/report.hpp"
 #include "../tolerance.hpp"
 
 #include <algorithm>
@@ -134,6 +140,12 @@ struct FuzzTestReport {
   /// The first diverging tensor of the failing input (a pair whose versions name their tensors;
   /// "" otherwise, or when no tensor is over its tolerance).
   std::string first_diverging_tensor;
+  /// The input that failed the test: the new finding, or the saved regression input that fired
+  /// again (its `input` is empty when the test passed, failed on the gate, or has structured
+  /// inputs: see `value`). candidate_report() draws it.
+  Finding finding;
+  /// minimize()'s result for a new dense finding (empty: not minimised, or from the corpus).
+  RowVector minimised;
   /// True when passed (so `EXPECT_TRUE(report)` reads naturally).
   explicit operator bool() const { return passed; }
 };
@@ -265,6 +277,7 @@ FuzzTestReport fuzz_test(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOpti
       if (fired) {
         report.passed = false;
         report.from_regression = true;
+        report.finding = s.finding;
         std::string where;
         if constexpr (!FuzzerT::kStructured) {
           auto model = fuzzer.model();
@@ -321,6 +334,7 @@ FuzzTestReport fuzz_test(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOpti
   if (!r.found()) return report;
   const Finding& f = r.findings.front();
   report.passed = false;
+  report.finding = f;
   std::ostringstream m;
   m << "nnfuzz: the objective fired: " << f.what << "\n  after " << r.stats.executions << " executions (seed "
     << report.seed << ", budget " << fo.max_executions << "), from " << detail::lineage(f) << "\n";
@@ -381,6 +395,7 @@ FuzzTestReport fuzz_test(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOpti
       auto model = fuzzer.model();
       auto objective = fuzzer.objective();
       const MinimizeResult mr = minimize(model, objective, seed_rows.row(f.root), f.input, mo);
+      report.minimised = mr.input;
       m << "  minimised: L0 " << mr.before.l0 << " -> " << mr.after.l0 << ", L2 " << mr.before.l2 << " -> "
         << mr.after.l2 << ", Linf " << mr.before.linf << " -> " << mr.after.linf << "\n";
       if (!dir.empty()) {
@@ -396,6 +411,40 @@ FuzzTestReport fuzz_test(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOpti
     << "\").finding." << (FuzzerT::kStructured ? "value" : "input") << "), or rerun with NNFUZZ_SEED=" << report.seed;
   report.message = m.str();
   return report;
+}
+
+/// A candidate of the release report (regression/report.hpp) from a fuzz test of a pair of
+/// versions (a model whose Output has `reference` and `candidate` logits: VersionPair,
+/// PairTarget), named `name`: `data` is the pair measured over options.gate_rows (empty: over
+/// `seeds`), with the gate's verdict when options.gate is active; when the test failed on an
+/// input (report.finding), `findings` is that input's metrics, `where` its localisation under
+/// options.tolerances (when both versions name their tensors, can_localize()) and `images` its
+/// picture's panels: the seed it grew from (seeds.row(finding.root), when in range), the input
+/// and report.minimised. Write it with write_regression_report(dir, {candidate}, ReportOptions);
+/// with ReportOptions::image and write_png (regression/png.hpp) the picture is drawn. Throws
+/// std::invalid_argument when the rows measured or the finding do not have the pair's width.
+template <typename Pair>
+CandidateReport candidate_report(const std::string& name, Pair& pair, const RowMatrix& seeds,
+                                 const FuzzTestReport& report, const FuzzTestOptions& options = {}) {
+  using Out = typename std::decay_t<Pair>::Output;
+  static_assert(detail::has_reference_candidate<Out>::value,
+                "nnfuzz: candidate_report() needs a pair of versions: a model whose Output has RowMatrix members "
+                "`reference` and `candidate` (VersionPair, PairTarget)");
+  CandidateReport c;
+  c.name = name;
+  c.data = measure_pair(pair, options.gate_rows.size() > 0 ? options.gate_rows : seeds);
+  if (options.gate.active()) {
+    c.gated = true;
+    c.gate = options.gate.violations(c.data);
+  }
+  const Finding& f = report.finding;
+  if (f.input.size() == 0) return c;
+  const RowMatrix found = f.input;
+  c.findings = measure_pair(pair, found);
+  if constexpr (can_localize<Out>()) c.where = localize_rows(pair, found, options.tolerances);
+  if (f.root >= 0 && f.root < seeds.rows() && seeds.cols() == f.input.size())
+    c.images.push_back({seeds.row(f.root), f.input, report.minimised});
+  return c;
 }
 
 namespace detail {
