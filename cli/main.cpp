@@ -346,6 +346,7 @@ int run_fuzz(FuzzArgs& a, bool workers_given) {
       std::ofstream csv_file(out / "stats.csv", std::ios::app);
       nnfuzz::CsvLogger csv(csv_file, fs::file_size(out / "stats.csv") == 0);
       nnfuzz::ProgressPrinter progress(status);
+      progress.budget(o.max_executions, o.max_seconds);
       const std::optional<nnfuzz::Corpus> from = resume ? std::optional(nnfuzz::load_corpus(a.out)) : std::nullopt;
       if (sync) {
         nnfuzz::SyncOptions so;
@@ -385,6 +386,7 @@ int run_fuzz(FuzzArgs& a, bool workers_given) {
           const nnfuzz::Corpus* from = own_corpus ? &*own_corpus : merged ? &*merged : nullptr;
           WorkerStatus lines(status, status_lock, w);
           nnfuzz::ProgressPrinter progress(lines.buffer());  // printed by worker 0 only
+          progress.budget(wo.max_executions, wo.max_seconds);
           results[w] = run_session(fuzzer, label, from, seeds, a.seeds, saver, stop, limit, progress, lines);
         });
       } catch (...) {

@@ -27,6 +27,35 @@ TEST_CASE("ProgressPrinter writes libFuzzer-style status lines", "[callbacks]") 
   CHECK(std::regex_search(s, std::regex("#[0-9]+\tDONE ")));
 }
 
+TEST_CASE("ProgressPrinter::budget() adds a progress bar against the budget", "[callbacks]") {
+  std::ostringstream os;
+  FuzzOptions o;
+  o.batch_size = 100;
+  o.max_executions = 2000;
+  o.max_findings = 0;
+  o.seed = 3;
+  auto f = make_fuzzer(nnfuzz_test::PlantedModel{}, RecentSampler(), GaussianMutator(0.05f), NoCoverage(),
+                       NonFiniteObjective(), o);
+  ProgressPrinter p(os, 0.0, 0.0);
+  p.budget(4000, 0);  // twice the run's executions: the run ends half-way through the bar
+  f.run(nnfuzz_test::planted_seeds(), p);
+  const std::string s = os.str();
+  CHECK(std::regex_search(s, std::regex("#4\tINITED cov: 0 corp: 4 finds: 0 exec/s: [0-9.]+[kM]? \\[\\.{20}\\] 0%\n")));
+  // The DONE line: 2,000 executions (the seeds count, as in max_executions) of 4,000: half the bar.
+  INFO(s);
+  CHECK(std::regex_search(s, std::regex("#2000\tDONE .* \\[#{10}\\.{10}\\] 50%\n")));
+  // The seconds' share counts when it is the larger one: one hour of a 1 s budget is 100%.
+  std::ostringstream os2;
+  ProgressPrinter q(os2, 0.0, 0.0);
+  q.budget(0, 1.0);
+  FuzzStats st;
+  st.executions = 10;
+  st.seconds = 3600;
+  q.on_end(st);
+  CHECK(std::regex_search(os2.str(), std::regex("\\[#{20}\\] 100%\n")));
+  CHECK_THROWS_WITH(q.budget(0, -1.0), Catch::Contains("ProgressPrinter::budget(): option 'seconds'"));
+}
+
 TEST_CASE("CsvLogger and StopOnPlateau", "[callbacks]") {
   std::ostringstream os;
   FuzzOptions o;

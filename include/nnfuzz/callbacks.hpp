@@ -17,7 +17,9 @@
 #include "corpus.hpp"
 #include "fuzz_types.hpp"
 
+#include <algorithm>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <ostream>
@@ -52,11 +54,27 @@ inline std::string compact_number(double v) {
 /// on new coverage (at most one line per `min_interval` seconds, so a fast-growing corpus does
 /// not flood the terminal), on every finding (FOUND, with what fired), every `pulse_seconds`
 /// (pulse) and at the end (DONE). Output never changes the run itself.
+///
+/// With budget() each line also shows a progress bar and how much of the run's budget is spent
+/// (the larger of the executions' and the seconds' share):
+///     #12800  pulse  cov: 38 corp: 41 finds: 0 exec/s: 95k [######..............] 32%
 class ProgressPrinter {
  public:
   /// Writes to `os`; pulse every `pulse_seconds`; NEW lines at most every `min_interval` s.
   explicit ProgressPrinter(std::ostream& os, double pulse_seconds = 2.0, double min_interval = 0.25)
       : os_(&os), pulse_(pulse_seconds), min_interval_(min_interval) {}
+
+  /// Shows the progress bar against this budget: `executions` (0: none) and `seconds` (0: none),
+  /// as in FuzzOptions::max_executions / max_seconds; executions count from
+  /// FuzzStats::budget_start, as the budget does (a resumed run: from where the saved one stopped).
+  /// Negative or non-finite seconds are refused.
+  ProgressPrinter& budget(std::uint64_t executions, double seconds) {
+    if (!(seconds >= 0) || !detail::is_finite(seconds))
+      detail::fail("ProgressPrinter::budget(): option 'seconds' must be >= 0 and finite, got ", seconds);
+    budget_executions_ = executions;
+    budget_seconds_ = seconds;
+    return *this;
+  }
 
   /// Prints the INITED line.
   void on_start(const FuzzStats& st) {
@@ -96,10 +114,27 @@ class ProgressPrinter {
                   static_cast<unsigned long long>(st.executions), what, static_cast<long long>(st.coverage_size),
                   static_cast<long long>(st.corpus_size), static_cast<long long>(st.findings),
                   detail::compact_number(st.executions_per_second).c_str());
-    *os_ << buf << std::flush;
+    std::string text = buf;
+    if (budget_executions_ > 0 || budget_seconds_ > 0) {
+      double done = 0;
+      if (budget_executions_ > 0)
+        done = static_cast<double>(st.executions - std::min(st.executions, st.budget_start)) /
+               static_cast<double>(budget_executions_);
+      if (budget_seconds_ > 0) done = std::max(done, st.seconds / budget_seconds_);
+      done = std::min(1.0, std::max(0.0, done));
+      constexpr int kWidth = 20;
+      const int filled = static_cast<int>(done * kWidth);
+      text.pop_back();  // the newline
+      text += " [" + std::string(static_cast<std::size_t>(filled), '#') +
+              std::string(static_cast<std::size_t>(kWidth - filled), '.') + "] ";
+      text += std::to_string(static_cast<int>(done * 100)) + "%\n";
+    }
+    *os_ << text << std::flush;
   }
   std::ostream* os_;
   double pulse_, min_interval_;
+  std::uint64_t budget_executions_ = 0;
+  double budget_seconds_ = 0;
   double last_pulse_ = 0, last_new_line_ = -1e300;
   float last_radius_ = 0;
 };

@@ -52,6 +52,9 @@ struct Finding {
 struct FuzzStats {
   std::uint64_t executions = 0;      ///< model executions (inputs evaluated), seeds included
   std::uint64_t iterations = 0;      ///< batches of mutants evaluated
+  /// The execution count the budgets (FuzzOptions::max_executions) count from: 0 for run(),
+  /// where the saved session stopped for resume().
+  std::uint64_t budget_start = 0;
   double seconds = 0;                ///< wall time since run() started
   double executions_per_second = 0;  ///< executions / seconds
   Index seeds = 0;                   ///< seeds given to run()

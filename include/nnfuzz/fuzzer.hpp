@@ -362,6 +362,7 @@ class Fuzzer {
   template <typename... Callbacks>
   void loop(FuzzResult& result, std::uint64_t offset, Callbacks&... callbacks) {
     FuzzStats& st = result.stats;
+    st.budget_start = offset;
     const Index b = options_.batch_size;
     if constexpr (detail::has_policy_reset<Sampler>::value) sampler_.reset();
     if constexpr (detail::has_policy_reset<Mutator>::value) mutator_.reset();

@@ -191,6 +191,9 @@ status)
   says "INITED cov:" "status INITED"
   says "DONE   cov:" "status DONE"
   grep -q "exec/s:" "$W/err" || { echo "FAIL: no exec/s in the status"; fails=$((fails + 1)); }
+  # The progress bar against --executions 2000: empty at INITED, full at DONE.
+  grep -qE "INITED .* \[\.{20}\] 0%$" "$W/err" || { echo "FAIL: no empty progress bar at INITED"; fails=$((fails + 1)); }
+  grep -qE "DONE .* \[#{20}\] 100%$" "$W/err" || { echo "FAIL: no full progress bar at DONE"; fails=$((fails + 1)); }
   grep -q "nothing found in" "$W/out" || { echo "FAIL: no summary on stdout"; fails=$((fails + 1)); }
   expect 0 "--json: no status lines" -- "$NNFUZZ" fuzz "$M/tiny-mlp.onnx" --out "$W/c" --executions 1000 --json
   [[ ! -s $W/err ]] || { echo "FAIL: --json wrote to stderr: $(head -2 "$W/err")"; fails=$((fails + 1)); }
