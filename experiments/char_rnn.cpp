@@ -40,6 +40,7 @@
 // cgf's coverage).
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/data/text.hpp>
+#include <nnfuzz/minimize.hpp>
 #include <nnfuzz/models/char_rnn.hpp>
 #include <nnfuzz/targets/char_rnn_target.hpp>
 #include <nnfuzz/models/train_char_rnn.hpp>
@@ -255,6 +256,7 @@ struct Hit {
   std::uint64_t execution = 0;
   double seconds = 0;
   std::string prompt, continuation;
+  nnfuzz::InputValue value, root;  // the finding and its seed (for --minimize)
 };
 
 /// Records findings; retires found blacklisted words so one run hunts for all of them.
@@ -264,8 +266,11 @@ struct HitRecorder {
   const nnfuzz::BlacklistObjective* names;  // an unretired copy, to name the word of each finding
   const nnfuzz::RepeatedWordObjective* repeat;
   std::vector<Hit>* hits;
+  const std::vector<nnfuzz::InputValue>* seeds;
   void on_finding(const nnfuzz::Finding& f, const nnfuzz::FuzzStats& s) {
     Hit h;
+    h.value = f.value;
+    h.root = (*seeds)[static_cast<std::size_t>(f.root)];
     h.continuation = target->continuation(f.value);
     h.prompt = target->prompt_text(f.value);
     h.execution = f.execution;
@@ -301,6 +306,7 @@ struct Experiment {
   nnfuzz::SyncDirectory* sync = nullptr;  // --sync: this process is one worker of a shared campaign
   Index project_dims = 16;                // coverage on a seeded projection of the mean state
   Index tail = 4;                         // prompt edits near the end (aimed rows)
+  Index minimize = 0;                     // --minimize: findings minimised (ddmin) per mode
 };
 
 /// How one row of the table searches (issue #23): sampler, coverage, fitness and aim, composed
@@ -388,14 +394,14 @@ RunResult run_one(const Experiment& e, nnfuzz::CharRnnTarget target, Coverage co
     auto fz = nnfuzz::make_fuzzer(std::move(target), sampler, nnfuzz::StructuredMutator(mo), std::move(coverage),
                                   std::move(objective), fo);
     const nnfuzz::BlacklistObjective names(e.blacklist);
-    HitRecorder rec{&observer, &fz.objective(), &names, nullptr, &r.hits};
+    HitRecorder rec{&observer, &fz.objective(), &names, nullptr, &r.hits, &seeds};
     const nnfuzz::FuzzResult res = fuzz(fz, seeds, rec, e);
     r.stats = res.stats;
   } else {
     const nnfuzz::RepeatedWordObjective repeat(static_cast<int>(e.times));
     auto fz =
         nnfuzz::make_fuzzer(std::move(target), sampler, nnfuzz::StructuredMutator(mo), std::move(coverage), repeat, fo);
-    HitRecorder rec{&observer, nullptr, nullptr, &repeat, &r.hits};
+    HitRecorder rec{&observer, nullptr, nullptr, &repeat, &r.hits, &seeds};
     const nnfuzz::FuzzResult res = fuzz(fz, seeds, rec, e);
     r.stats = res.stats;
   }
@@ -416,9 +422,36 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/// Prints the table of one mode's runs and returns the words found by any run.
+/// A minimised finding's edits in characters: prompt edits as `'e'>'a'@12` (substitution),
+/// `+'x'@3` (insertion before prompt position 3), `-'c'@7` (erasure), positions in the seed's
+/// prompt text; then the noise steps that differ from the seed's.
+std::string edits_text(const nnfuzz::CharRnnTarget& t, const nnfuzz::InputValue& root,
+                       const std::vector<nnfuzz::InputEdit>& edits) {
+  using K = nnfuzz::InputEdit::Kind;
+  const auto& ids = root.tokens[0];
+  const Index skip = !ids.empty() && ids[0] == nnfuzz::Alphabet::kBoundary ? 1 : 0;
+  auto ch = [&](nnfuzz::TokenId id) { return "'" + one_line(t.alphabet().decode(&id, 1)) + "'"; };
+  std::string s, noise;
+  for (const auto& x : edits) {
+    if (x.kind == K::set_float) {
+      noise += (noise.empty() ? "" : ",") + std::to_string(x.position);
+      continue;
+    }
+    const std::string at = "@" + std::to_string(x.position - skip);
+    s += s.empty() ? "" : " ";
+    if (x.kind == K::substitute) s += ch(ids[static_cast<std::size_t>(x.position)]) + ">" + ch(x.token) + at;
+    if (x.kind == K::insert) s += "+" + ch(x.token) + at;
+    if (x.kind == K::erase) s += "-" + ch(ids[static_cast<std::size_t>(x.position)]) + at;
+  }
+  if (!noise.empty()) s += (s.empty() ? "" : " ") + std::string("noise@") + noise;
+  return s.empty() ? "(none)" : s;
+}
+
+/// Prints the table of one mode's runs and returns the words found by any run; with
+/// e.minimize, the first e.minimize words' example findings minimised (ddmin over the edits from
+/// their seed: prompt edits and changed noise steps, minimize_edits()).
 std::set<std::string> report(const std::string& mode, const std::vector<RunResult>& runs, const Experiment& e,
-                             std::ostream& os) {
+                             const nnfuzz::CharRnnTarget& target, std::ostream& os) {
   std::set<std::string> found;
   std::map<std::string, int> runs_per_word;
   std::map<std::string, const Hit*> example;
@@ -456,6 +489,29 @@ std::set<std::string> report(const std::string& mode, const std::vector<RunResul
       const Hit& h = *example[w];
       os << "| " << w << " | " << runs_per_word[w] << " | `" << one_line(h.prompt, 40) << "` | `"
          << one_line(h.continuation) << "` |\n";
+    }
+  }
+  if (e.minimize > 0 && !found.empty()) {
+    os << "\nminimised findings (ddmin over the edits from the seed):\n"
+       << "| word | edits found -> kept | minimised prompt | kept edits | continuation |\n|---|---|---|---|---|\n";
+    Index done = 0;
+    for (const auto& w : found) {
+      if (done++ == e.minimize) break;
+      const Hit& h = *example[w];
+      nnfuzz::CharRnnTarget model = target;
+      nnfuzz::EditMinimizeOptions mo;
+      mo.batch_size = mo.confirm_batch_size = e.batch;
+      nnfuzz::EditMinimizeResult m;
+      if (e.blacklist_objective) {
+        nnfuzz::BlacklistObjective objective({w});
+        m = nnfuzz::minimize_edits(model, objective, h.root, h.value, mo);
+      } else {
+        nnfuzz::RepeatedWordObjective objective(static_cast<int>(e.times));
+        m = nnfuzz::minimize_edits(model, objective, h.root, h.value, mo);
+      }
+      os << "| " << w << " | " << m.edits_before << " -> " << m.edits.size() << (m.minimal ? "" : " (budget)") << " | `"
+         << one_line(model.prompt_text(m.input), 40) << "` | " << edits_text(model, h.root, m.edits) << " | `"
+         << one_line(model.continuation(m.input)) << "` |\n";
     }
   }
   return found;
@@ -573,6 +629,10 @@ int main(int argc, char** argv) {
   fuzz->add_option("--tail", e.tail, "aimed modes: prompt edits in the last N characters (half of the mutants)")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
+  fuzz->add_option("--minimize", e.minimize,
+                   "minimise the example findings of this many words per mode (ddmin over prompt edits and noise)")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   ex::flag::out(*fuzz, out_dir, "results-<objective>.md");
   ex::SyncFlags sync_flags;
   ex::add_sync_options(fuzz, sync_flags);
@@ -674,7 +734,7 @@ int main(int argc, char** argv) {
         report(mode == "cgf"      ? "CGF (TensorFuzz's setting)"
                : mode == "random" ? "random search"
                                   : mode,
-               results, e, table);
+               results, e, target, table);
       }
       std::cout << table.str();
       ex::write_text_file((fs::path(out_dir) / ("results-" + objective + ".md")).string(), table.str());
