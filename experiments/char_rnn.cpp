@@ -289,6 +289,45 @@ struct HitRecorder {
 struct RunResult {
   std::vector<Hit> hits;
   nnfuzz::FuzzStats stats;
+  /// Per blacklisted word: the likelihood report, P(the model says it) teacher-forced along the
+  /// generation of the run's input that came closest to it (CharRnnTarget::word_likelihood()).
+  std::vector<double> likelihood;
+};
+
+/// Per blacklisted word, the input whose text came closest to it in a run: the best
+/// progress toward that word alone (BlacklistObjective's measure, one word at a time).
+struct ClosestInputs {
+  std::vector<std::vector<std::string>> words;  // one word each
+  std::vector<float> best;
+  std::vector<nnfuzz::InputValue> inputs;
+};
+
+/// The run's BlacklistObjective, also recording ClosestInputs (for the likelihood report).
+class ProbedBlacklist : public nnfuzz::BlacklistObjective {
+ public:
+  ProbedBlacklist(const std::vector<std::string>& words, std::shared_ptr<ClosestInputs> closest)
+      : nnfuzz::BlacklistObjective(words), closest_(std::move(closest)) {
+    for (const auto& w : words) closest_->words.push_back({nnfuzz::BlacklistObjective({w}).words().front()});
+    closest_->best.assign(words.size(), -1.0f);
+    closest_->inputs.resize(words.size());
+  }
+  template <typename Batch, typename Output>
+  void check(const Batch& batch, const Output& out, nnfuzz::Mask& hits) {
+    nnfuzz::BlacklistObjective::check(batch, out, hits);
+    ClosestInputs& c = *closest_;
+    for (Index r = 0; r < batch.rows(); ++r)
+      for (std::size_t w = 0; w < c.words.size(); ++w) {
+        const float score =
+            nnfuzz::detail::word_progress(out, r, out.texts[static_cast<std::size_t>(r)], c.words[w]).score;
+        if (score > c.best[w]) {
+          c.best[w] = score;
+          c.inputs[w] = batch.value(r);
+        }
+      }
+  }
+
+ private:
+  std::shared_ptr<ClosestInputs> closest_;
 };
 
 /// Everything one run needs.
@@ -389,7 +428,8 @@ RunResult run_one(const Experiment& e, nnfuzz::CharRnnTarget target, Coverage co
   RunResult r;
   nnfuzz::CharRnnTarget observer = target;  // HitRecorder's own copy (the fuzzer owns `target`)
   if (e.blacklist_objective) {
-    nnfuzz::BlacklistObjective objective(e.blacklist);
+    auto closest = std::make_shared<ClosestInputs>();
+    ProbedBlacklist objective(e.blacklist, closest);
     if (g.aim) objective.focus(focus);
     auto fz = nnfuzz::make_fuzzer(std::move(target), sampler, nnfuzz::StructuredMutator(mo), std::move(coverage),
                                   std::move(objective), fo);
@@ -397,6 +437,10 @@ RunResult run_one(const Experiment& e, nnfuzz::CharRnnTarget target, Coverage co
     HitRecorder rec{&observer, &fz.objective(), &names, nullptr, &r.hits, &seeds};
     const nnfuzz::FuzzResult res = fuzz(fz, seeds, rec, e);
     r.stats = res.stats;
+    for (std::size_t w = 0; w < e.blacklist.size(); ++w)
+      r.likelihood.push_back(closest->best[w] < 0
+                                 ? 0.0
+                                 : observer.word_likelihood(closest->inputs[w], closest->words[w]).front().probability);
   } else {
     const nnfuzz::RepeatedWordObjective repeat(static_cast<int>(e.times));
     auto fz =
@@ -711,6 +755,12 @@ int main(int argc, char** argv) {
       table << "# char_rnn fuzz --objective " << objective << ": " << e.prompts.size() << " seed prompts, "
             << gen.n_chars << " chars at temperature " << gen.temperature << ", " << e.max_executions
             << " executions per run, master seed " << master_seed << "\n";
+      struct ModeLikelihood {
+        std::string mode;
+        std::vector<double> best;  // per word: the highest over the runs
+        std::vector<int> found;    // per word: runs that found it
+      };
+      std::vector<ModeLikelihood> likelihood;
       std::istringstream ms(modes);
       for (std::string mode; std::getline(ms, mode, ',');) {
         const Guidance g = guidance_of(mode);
@@ -735,6 +785,37 @@ int main(int argc, char** argv) {
                : mode == "random" ? "random search"
                                   : mode,
                results, e, target, table);
+        if (e.blacklist_objective) {
+          std::vector<double> best(e.blacklist.size(), 0.0);
+          std::vector<int> found(e.blacklist.size(), 0);
+          nnfuzz::BlacklistObjective names(e.blacklist);
+          for (const auto& r : results) {
+            std::set<std::string> mine;
+            for (const auto& h : r.hits) mine.insert(h.word);
+            for (std::size_t w = 0; w < best.size(); ++w) {
+              best[w] = std::max(best[w], r.likelihood[w]);
+              found[w] += mine.count(names.words()[w]) ? 1 : 0;
+            }
+          }
+          likelihood.push_back({mode, best, found});
+        }
+      }
+      if (!likelihood.empty()) {
+        // The likelihood report (issue #23): how close the model came to saying each word.
+        table << "\nlikelihood report: per word, runs that found it, and the highest P(the model says it) over the "
+                 "runs, teacher-forced along the generation of each run's input closest to it:\n| word |";
+        for (const auto& l : likelihood) table << " " << l.mode << ": runs | max P |";
+        table << "\n|---|";
+        for (std::size_t i = 0; i < likelihood.size(); ++i) table << "---|---|";
+        table << "\n";
+        const nnfuzz::BlacklistObjective names(e.blacklist);
+        for (std::size_t w = 0; w < e.blacklist.size(); ++w) {
+          table << "| " << names.words()[w] << " |";
+          for (const auto& l : likelihood)
+            table << " " << l.found[w] << " | " << std::scientific << std::setprecision(2) << l.best[w] << std::fixed
+                  << " |";
+          table << "\n";
+        }
       }
       std::cout << table.str();
       ex::write_text_file((fs::path(out_dir) / ("results-" + objective + ".md")).string(), table.str());
