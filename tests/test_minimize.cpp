@@ -119,7 +119,7 @@ TEST_CASE("minimize: the budget holds from the first confirmation - a batch too 
 using nnfuzz_test::planted_value;
 using nnfuzz_test::PlantedTokenModel;
 namespace {
-auto both_planted = nnfuzz_test::planted_tokens_fire;
+const nnfuzz_test::PlantedTokensFire both_planted;
 }  // namespace
 
 TEST_CASE("input_edits / apply_edits: a shortest script, any subset applies to the root", "[minimize][edits]") {

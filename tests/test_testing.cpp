@@ -473,7 +473,7 @@ TEST_CASE("fuzz_test: a structured finding is minimised to the fewest edits from
   mo.max_edits = 4;
   mo.float_fraction = 0.5f;
   auto f = make_fuzzer(PlantedTokenModel{}, UniformSampler(), StructuredMutator(mo), NoCoverage(),
-                       nnfuzz_test::planted_tokens_fire, fo);
+                       nnfuzz_test::PlantedTokensFire(), fo);
   const std::vector<InputValue> seeds{nnfuzz_test::planted_value({0, 1, 2, 4, 5, 6}, {0, 0, 0, 0, 0, 0})};
   FuzzTestOptions o;
   o.seed = 4;

@@ -113,10 +113,13 @@ struct PlantedTokenModel {
     }
   }
 };
-/// PlantedTokenModel's objective: the row holds both 3 and 7.
-inline bool planted_tokens_fire(const PlantedTokenModel::Output& out, Index r) {
-  return out.both[static_cast<std::size_t>(r)] != 0;
-}
+/// PlantedTokenModel's objective: the row holds both 3 and 7 (a functor: a function pointer as
+/// the Objective would trip -Wshadow on Fuzzer::objective()).
+struct PlantedTokensFire {
+  bool operator()(const PlantedTokenModel::Output& out, Index r) const {
+    return out.both[static_cast<std::size_t>(r)] != 0;
+  }
+};
 /// An input of PlantedTokenModel: these ids, these floats (the rest 0).
 inline nnfuzz::InputValue planted_value(std::vector<nnfuzz::TokenId> ids, std::vector<float> noise) {
   nnfuzz::InputValue v(PlantedTokenModel{}.input_layout());
