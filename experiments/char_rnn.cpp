@@ -40,6 +40,7 @@
 // cgf's coverage).
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/data/text.hpp>
+#include <nnfuzz/minimize.hpp>
 #include <nnfuzz/models/char_rnn.hpp>
 #include <nnfuzz/targets/char_rnn_target.hpp>
 #include <nnfuzz/models/train_char_rnn.hpp>
@@ -255,6 +256,7 @@ struct Hit {
   std::uint64_t execution = 0;
   double seconds = 0;
   std::string prompt, continuation;
+  nnfuzz::InputValue value, root;  // the finding and its seed (for --minimize)
 };
 
 /// Records findings; retires found blacklisted words so one run hunts for all of them.
@@ -264,8 +266,11 @@ struct HitRecorder {
   const nnfuzz::BlacklistObjective* names;  // an unretired copy, to name the word of each finding
   const nnfuzz::RepeatedWordObjective* repeat;
   std::vector<Hit>* hits;
+  const std::vector<nnfuzz::InputValue>* seeds;
   void on_finding(const nnfuzz::Finding& f, const nnfuzz::FuzzStats& s) {
     Hit h;
+    h.value = f.value;
+    h.root = (*seeds)[static_cast<std::size_t>(f.root)];
     h.continuation = target->continuation(f.value);
     h.prompt = target->prompt_text(f.value);
     h.execution = f.execution;
@@ -284,6 +289,45 @@ struct HitRecorder {
 struct RunResult {
   std::vector<Hit> hits;
   nnfuzz::FuzzStats stats;
+  /// Per blacklisted word: the likelihood report, P(the model says it) teacher-forced along the
+  /// generation of the run's input that came closest to it (CharRnnTarget::word_likelihood()).
+  std::vector<double> likelihood;
+};
+
+/// Per blacklisted word, the input whose text came closest to it in a run: the best
+/// progress toward that word alone (BlacklistObjective's measure, one word at a time).
+struct ClosestInputs {
+  std::vector<std::vector<std::string>> words;  // one word each
+  std::vector<float> best;
+  std::vector<nnfuzz::InputValue> inputs;
+};
+
+/// The run's BlacklistObjective, also recording ClosestInputs (for the likelihood report).
+class ProbedBlacklist : public nnfuzz::BlacklistObjective {
+ public:
+  ProbedBlacklist(const std::vector<std::string>& words, std::shared_ptr<ClosestInputs> closest)
+      : nnfuzz::BlacklistObjective(words), closest_(std::move(closest)) {
+    for (const auto& w : words) closest_->words.push_back({nnfuzz::BlacklistObjective({w}).words().front()});
+    closest_->best.assign(words.size(), -1.0f);
+    closest_->inputs.resize(words.size());
+  }
+  template <typename Batch, typename Output>
+  void check(const Batch& batch, const Output& out, nnfuzz::Mask& hits) {
+    nnfuzz::BlacklistObjective::check(batch, out, hits);
+    ClosestInputs& c = *closest_;
+    for (Index r = 0; r < batch.rows(); ++r)
+      for (std::size_t w = 0; w < c.words.size(); ++w) {
+        const float score =
+            nnfuzz::detail::word_progress(out, r, out.texts[static_cast<std::size_t>(r)], c.words[w]).score;
+        if (score > c.best[w]) {
+          c.best[w] = score;
+          c.inputs[w] = batch.value(r);
+        }
+      }
+  }
+
+ private:
+  std::shared_ptr<ClosestInputs> closest_;
 };
 
 /// Everything one run needs.
@@ -301,6 +345,7 @@ struct Experiment {
   nnfuzz::SyncDirectory* sync = nullptr;  // --sync: this process is one worker of a shared campaign
   Index project_dims = 16;                // coverage on a seeded projection of the mean state
   Index tail = 4;                         // prompt edits near the end (aimed rows)
+  Index minimize = 0;                     // --minimize: findings minimised (ddmin) per mode
 };
 
 /// How one row of the table searches (issue #23): sampler, coverage, fitness and aim, composed
@@ -383,19 +428,24 @@ RunResult run_one(const Experiment& e, nnfuzz::CharRnnTarget target, Coverage co
   RunResult r;
   nnfuzz::CharRnnTarget observer = target;  // HitRecorder's own copy (the fuzzer owns `target`)
   if (e.blacklist_objective) {
-    nnfuzz::BlacklistObjective objective(e.blacklist);
+    auto closest = std::make_shared<ClosestInputs>();
+    ProbedBlacklist objective(e.blacklist, closest);
     if (g.aim) objective.focus(focus);
     auto fz = nnfuzz::make_fuzzer(std::move(target), sampler, nnfuzz::StructuredMutator(mo), std::move(coverage),
                                   std::move(objective), fo);
     const nnfuzz::BlacklistObjective names(e.blacklist);
-    HitRecorder rec{&observer, &fz.objective(), &names, nullptr, &r.hits};
+    HitRecorder rec{&observer, &fz.objective(), &names, nullptr, &r.hits, &seeds};
     const nnfuzz::FuzzResult res = fuzz(fz, seeds, rec, e);
     r.stats = res.stats;
+    for (std::size_t w = 0; w < e.blacklist.size(); ++w)
+      r.likelihood.push_back(closest->best[w] < 0
+                                 ? 0.0
+                                 : observer.word_likelihood(closest->inputs[w], closest->words[w]).front().probability);
   } else {
     const nnfuzz::RepeatedWordObjective repeat(static_cast<int>(e.times));
     auto fz =
         nnfuzz::make_fuzzer(std::move(target), sampler, nnfuzz::StructuredMutator(mo), std::move(coverage), repeat, fo);
-    HitRecorder rec{&observer, nullptr, nullptr, &repeat, &r.hits};
+    HitRecorder rec{&observer, nullptr, nullptr, &repeat, &r.hits, &seeds};
     const nnfuzz::FuzzResult res = fuzz(fz, seeds, rec, e);
     r.stats = res.stats;
   }
@@ -416,9 +466,36 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/// Prints the table of one mode's runs and returns the words found by any run.
+/// A minimised finding's edits in characters: prompt edits as `'e'>'a'@12` (substitution),
+/// `+'x'@3` (insertion before prompt position 3), `-'c'@7` (erasure), positions in the seed's
+/// prompt text; then the noise steps that differ from the seed's.
+std::string edits_text(const nnfuzz::CharRnnTarget& t, const nnfuzz::InputValue& root,
+                       const std::vector<nnfuzz::InputEdit>& edits) {
+  using K = nnfuzz::InputEdit::Kind;
+  const auto& ids = root.tokens[0];
+  const Index skip = !ids.empty() && ids[0] == nnfuzz::Alphabet::kBoundary ? 1 : 0;
+  auto ch = [&](nnfuzz::TokenId id) { return "'" + one_line(t.alphabet().decode(&id, 1)) + "'"; };
+  std::string s, noise;
+  for (const auto& x : edits) {
+    if (x.kind == K::set_float) {
+      noise += (noise.empty() ? "" : ",") + std::to_string(x.position);
+      continue;
+    }
+    const std::string at = "@" + std::to_string(x.position - skip);
+    s += s.empty() ? "" : " ";
+    if (x.kind == K::substitute) s += ch(ids[static_cast<std::size_t>(x.position)]) + ">" + ch(x.token) + at;
+    if (x.kind == K::insert) s += "+" + ch(x.token) + at;
+    if (x.kind == K::erase) s += "-" + ch(ids[static_cast<std::size_t>(x.position)]) + at;
+  }
+  if (!noise.empty()) s += (s.empty() ? "" : " ") + std::string("noise@") + noise;
+  return s.empty() ? "(none)" : s;
+}
+
+/// Prints the table of one mode's runs and returns the words found by any run; with
+/// e.minimize, the first e.minimize words' example findings minimised (ddmin over the edits from
+/// their seed: prompt edits and changed noise steps, minimize_edits()).
 std::set<std::string> report(const std::string& mode, const std::vector<RunResult>& runs, const Experiment& e,
-                             std::ostream& os) {
+                             const nnfuzz::CharRnnTarget& target, std::ostream& os) {
   std::set<std::string> found;
   std::map<std::string, int> runs_per_word;
   std::map<std::string, const Hit*> example;
@@ -456,6 +533,29 @@ std::set<std::string> report(const std::string& mode, const std::vector<RunResul
       const Hit& h = *example[w];
       os << "| " << w << " | " << runs_per_word[w] << " | `" << one_line(h.prompt, 40) << "` | `"
          << one_line(h.continuation) << "` |\n";
+    }
+  }
+  if (e.minimize > 0 && !found.empty()) {
+    os << "\nminimised findings (ddmin over the edits from the seed):\n"
+       << "| word | edits found -> kept | minimised prompt | kept edits | continuation |\n|---|---|---|---|---|\n";
+    Index done = 0;
+    for (const auto& w : found) {
+      if (done++ == e.minimize) break;
+      const Hit& h = *example[w];
+      nnfuzz::CharRnnTarget model = target;
+      nnfuzz::EditMinimizeOptions mo;
+      mo.batch_size = mo.confirm_batch_size = e.batch;
+      nnfuzz::EditMinimizeResult m;
+      if (e.blacklist_objective) {
+        nnfuzz::BlacklistObjective objective({w});
+        m = nnfuzz::minimize_edits(model, objective, h.root, h.value, mo);
+      } else {
+        nnfuzz::RepeatedWordObjective objective(static_cast<int>(e.times));
+        m = nnfuzz::minimize_edits(model, objective, h.root, h.value, mo);
+      }
+      os << "| " << w << " | " << m.edits_before << " -> " << m.edits.size() << (m.minimal ? "" : " (budget)") << " | `"
+         << one_line(model.prompt_text(m.input), 40) << "` | " << edits_text(model, h.root, m.edits) << " | `"
+         << one_line(model.continuation(m.input)) << "` |\n";
     }
   }
   return found;
@@ -573,6 +673,10 @@ int main(int argc, char** argv) {
   fuzz->add_option("--tail", e.tail, "aimed modes: prompt edits in the last N characters (half of the mutants)")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
+  fuzz->add_option("--minimize", e.minimize,
+                   "minimise the example findings of this many words per mode (ddmin over prompt edits and noise)")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   ex::flag::out(*fuzz, out_dir, "results-<objective>.md");
   ex::SyncFlags sync_flags;
   ex::add_sync_options(fuzz, sync_flags);
@@ -651,6 +755,12 @@ int main(int argc, char** argv) {
       table << "# char_rnn fuzz --objective " << objective << ": " << e.prompts.size() << " seed prompts, "
             << gen.n_chars << " chars at temperature " << gen.temperature << ", " << e.max_executions
             << " executions per run, master seed " << master_seed << "\n";
+      struct ModeLikelihood {
+        std::string mode;
+        std::vector<double> best;  // per word: the highest over the runs
+        std::vector<int> found;    // per word: runs that found it
+      };
+      std::vector<ModeLikelihood> likelihood;
       std::istringstream ms(modes);
       for (std::string mode; std::getline(ms, mode, ',');) {
         const Guidance g = guidance_of(mode);
@@ -674,7 +784,38 @@ int main(int argc, char** argv) {
         report(mode == "cgf"      ? "CGF (TensorFuzz's setting)"
                : mode == "random" ? "random search"
                                   : mode,
-               results, e, table);
+               results, e, target, table);
+        if (e.blacklist_objective) {
+          std::vector<double> best(e.blacklist.size(), 0.0);
+          std::vector<int> found(e.blacklist.size(), 0);
+          nnfuzz::BlacklistObjective names(e.blacklist);
+          for (const auto& r : results) {
+            std::set<std::string> mine;
+            for (const auto& h : r.hits) mine.insert(h.word);
+            for (std::size_t w = 0; w < best.size(); ++w) {
+              best[w] = std::max(best[w], r.likelihood[w]);
+              found[w] += mine.count(names.words()[w]) ? 1 : 0;
+            }
+          }
+          likelihood.push_back({mode, best, found});
+        }
+      }
+      if (!likelihood.empty()) {
+        // The likelihood report (issue #23): how close the model came to saying each word.
+        table << "\nlikelihood report: per word, runs that found it, and the highest P(the model says it) over the "
+                 "runs, teacher-forced along the generation of each run's input closest to it:\n| word |";
+        for (const auto& l : likelihood) table << " " << l.mode << ": runs | max P |";
+        table << "\n|---|";
+        for (std::size_t i = 0; i < likelihood.size(); ++i) table << "---|---|";
+        table << "\n";
+        const nnfuzz::BlacklistObjective names(e.blacklist);
+        for (std::size_t w = 0; w < e.blacklist.size(); ++w) {
+          table << "| " << names.words()[w] << " |";
+          for (const auto& l : likelihood)
+            table << " " << l.found[w] << " | " << std::scientific << std::setprecision(2) << l.best[w] << std::fixed
+                  << " |";
+          table << "\n";
+        }
       }
       std::cout << table.str();
       ex::write_text_file((fs::path(out_dir) / ("results-" + objective + ".md")).string(), table.str());

@@ -162,3 +162,66 @@ TEST_CASE("CharRnnTarget::check_words() refuses words the alphabet cannot spell"
   CHECK_THROWS_WITH(target.check_words({"ab", "abc"}),
                     Catch::Contains("check_words(): the word 'abc' holds 'c'") && Catch::Contains("cannot spell"));
 }
+
+namespace {
+// A hand-set "repeat the last character" model over " Aab" (ids: boundary 0, ' ' 1, 'A' 2, 'a' 3,
+// 'b' 4): one-hot embeddings, the update gate shut (z = 0), the candidate state tanh(100) = 1 at
+// the fed id, logits ln 4 there and 0 elsewhere. At temperature 1 the character just fed comes
+// again with probability 4/8 = 1/2, each other id with 1/8.
+CharRnnTarget repeat_target(float temperature) {
+  const Alphabet alphabet(" Aab");
+  const Index V = alphabet.size();
+  CharRnn net(CharRnnShape{V, V, V});
+  CharRnnParams& p = net.params();
+  p.embedding.setIdentity();
+  p.w_input.block(0, 2 * V, V, V) = 100.0f * RowMatrix::Identity(V, V);  // n
+  p.b_input.segment(V, V).setConstant(-100.0f);                          // z = 0: h' = n
+  p.w_output = std::log(4.0f) * RowMatrix::Identity(V, V);
+  return CharRnnTarget(std::move(net), alphabet, 4, 4, temperature);
+}
+}  // namespace
+
+TEST_CASE("CharRnnTarget::word_likelihood: teacher-forced word probabilities, hand-computed", "[char_rnn_target]") {
+  CharRnnTarget target = repeat_target(1.0f);
+  InputValue v = target.prompt("a");
+  // Inverse-CDF draws in id order: 'b' after 'a', ' ' after 'b', 'a' after ' ', 'b' after 'a'.
+  v.floats[1] << 0.9f, 0.2f, 0.8f, 0.9f;
+  REQUIRE(target.continuation(v) == "b ab");  // word starts: step 0 (after the prompt), step 2 (after ' ')
+  const std::vector<WordLikelihood> r = target.word_likelihood(v, {"ab", "bb", "AA", "abab", "ababa"});
+  REQUIRE(r.size() == 5);
+  // "ab" at step 0: ab 1/2·1/8·P(end after b) 1/4 + Ab 1/8·1/8·1/4 = 5/256; at step 2 (the text
+  // ends after it: no terminator): ab 1/8·1/8 + Ab 1/8·1/8 = 8/256 — the higher.
+  CHECK(r[0].word == "ab");
+  CHECK(r[0].probability == Approx(8.0 / 256).epsilon(1e-5));
+  CHECK(r[0].step == 2);
+  // "bb": teacher-forced, the second b follows a b fed (1/2), not the text's ' '. Step 2: 1/8·1/2.
+  CHECK(r[1].probability == Approx(1.0 / 16).epsilon(1e-5));
+  CHECK(r[1].step == 2);
+  // "AA" is the word "aa": step 0: aa 1/2·1/2·1/4 + Aa 1/8·1/8·1/4 = 17/256; step 2: 1/8·1/2 + 1/8·1/8 = 20/256.
+  CHECK(r[2].word == "aa");
+  CHECK(r[2].probability == Approx(20.0 / 256).epsilon(1e-5));
+  CHECK(r[2].step == 2);
+  // "abab" fits only at step 0: 1/2·1/8·1/8·1/8 + 1/8·1/8·1/8·1/8 = 5/4096.
+  CHECK(r[3].probability == Approx(5.0 / 4096).epsilon(1e-5));
+  CHECK(r[3].step == 0);
+  // Five letters do not fit in 4 generated characters.
+  CHECK(r[4].probability == 0);
+  CHECK(r[4].step == -1);
+
+  // Greedy: the text is "aaaa" (one word start); probabilities are softmax(logits).
+  CharRnnTarget greedy = repeat_target(0.0f);
+  const InputValue g = greedy.prompt("a");
+  REQUIRE(greedy.continuation(g) == "aaaa");
+  const WordLikelihood aa = greedy.word_likelihood(g, {"aa"}).front();
+  CHECK(aa.probability == Approx(17.0 / 256).epsilon(1e-5));
+  CHECK(aa.step == 0);
+
+  CHECK_THROWS_WITH(target.word_likelihood(v, {""}), Catch::Contains("word_likelihood()") && Catch::Contains("empty"));
+  CHECK_THROWS_WITH(target.word_likelihood(v, {"a-b"}),
+                    Catch::Contains("word_likelihood()") && Catch::Contains("'a-b'"));
+  CHECK_THROWS_WITH(target.word_likelihood(v, {"zz"}),
+                    Catch::Contains("word_likelihood()") && Catch::Contains("'zz'") && Catch::Contains("spell"));
+  InputValue bad = v;
+  bad.floats[1] = RowVector::Zero(3);
+  CHECK_THROWS_WITH(target.word_likelihood(bad, {"ab"}), Catch::Contains("word_likelihood()"));
+}

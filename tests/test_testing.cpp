@@ -464,3 +464,27 @@ TEST_CASE("fuzz_test: the metric gate fails a pair over a data set before fuzzin
   CHECK_THROWS_WITH(fuzz_test(single, nnfuzz_test::planted_seeds(), o),
                     Catch::Contains("fuzz_test(): option 'gate' needs a pair of versions"));
 }
+
+TEST_CASE("fuzz_test: a structured finding is minimised to the fewest edits from its seed (ddmin)", "[testing]") {
+  using nnfuzz_test::PlantedTokenModel;
+  FuzzOptions fo;
+  fo.batch_size = 16;
+  StructuredMutatorOptions mo;
+  mo.max_edits = 4;
+  mo.float_fraction = 0.5f;
+  auto f = make_fuzzer(PlantedTokenModel{}, UniformSampler(), StructuredMutator(mo), NoCoverage(),
+                       nnfuzz_test::PlantedTokensFire(), fo);
+  const std::vector<InputValue> seeds{nnfuzz_test::planted_value({0, 1, 2, 4, 5, 6}, {0, 0, 0, 0, 0, 0})};
+  FuzzTestOptions o;
+  o.seed = 4;
+  o.max_executions = 20000;
+  const FuzzTestReport r = fuzz_test(f, seeds, o);
+  INFO(r.message);
+  REQUIRE(!r.passed);
+  const EditMinimizeResult& m = r.minimised_edits;
+  CHECK(m.edits_before > 2);  // the mutants wandered: more edits than the two that matter
+  CHECK(m.edits.size() == 2);
+  CHECK(m.minimal);
+  CHECK(f.replay(m.input));
+  CHECK_THAT(r.message, Catch::Contains("minimised: ") && Catch::Contains(" -> 2: tokens: "));
+}

@@ -6,7 +6,9 @@
 # Usage: tests/consumer/run.sh <mode> <nnfuzz source dir> <work dir> [extra CMake -D args...]
 #   install           configure nnfuzz alone (tests/examples/benchmarks OFF), install it into
 #                     <work>/prefix, build find_package/ against it with CMAKE_PREFIX_PATH, run
-#                     the user's program (app/main.cpp) and the user's unit tests (a NaN test
+#                     the user's program (app/main.cpp), the user's token model hunted for a
+#                     blacklisted word with the progress fitness (app/text_main.cpp), and
+#                     the user's unit tests (a NaN test
 #                     and release tests of the user's own scorer in two releases, which write
 #                     the release report on failure); then check the
 #                     installed nnfuzz.pc and nnfuzz-data.pc (pkg-config) by compiling
@@ -112,6 +114,9 @@ case "${mode}" in
     step cmake --build "${work}/app" --parallel "${jobs}"
     step "${work}/app/consumer_app"
     step "${work}/app/consumer_models"
+    # A user's own token model: the progress fitness makes it say the blacklisted word, random
+    # search does not (fixed seed and budget); the finding is minimised to the fewest edits.
+    step "${work}/app/consumer_text"
 
     # Fuzzing inside the user's unit tests (testing/gtest.hpp, testing/catch2.hpp): the good model
     # passes; the planted regression fails with what fired and the saved file, and its next run

@@ -5,6 +5,8 @@
 #include <nnfuzz/nnfuzz.hpp>
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 namespace nnfuzz_test {
 
@@ -87,6 +89,43 @@ inline auto planted_nan_fuzzer(std::uint64_t seed, std::uint64_t executions, flo
   o.seed = seed;
   return nnfuzz::make_fuzzer(PlantedModel{}, nnfuzz::RecentSampler(), nnfuzz::GaussianMutator(0.05f),
                              nnfuzz::KdTreeCoverage(radius), nnfuzz::NonFiniteObjective(), o);
+}
+
+/// A planted token model: a sequence of ids in [0, 10) (at most 12) and 6 floats; its objective
+/// (planted_tokens_fire) fires only when the sequence holds both 3 and 7 (the floats do nothing).
+struct PlantedTokenModel {
+  struct Output {
+    RowMatrix coverage;      // B x 1: the sequence's length
+    std::vector<char> both;  // holds both 3 and 7
+  };
+  nnfuzz::InputLayout input_layout() const { return nnfuzz::InputLayout().tokens("tokens", 10, 12).floats("noise", 6); }
+  void evaluate(const nnfuzz::InputBatch& b, Output& out) const {
+    out.coverage.setZero(b.rows(), 1);
+    out.both.assign(static_cast<std::size_t>(b.rows()), 0);
+    for (Index r = 0; r < b.rows(); ++r) {
+      bool three = false, seven = false;
+      for (Index i = 0; i < b.length(0, r); ++i) {
+        three |= b.ids(0, r)[i] == 3;
+        seven |= b.ids(0, r)[i] == 7;
+      }
+      out.both[static_cast<std::size_t>(r)] = three && seven;
+      out.coverage(r, 0) = static_cast<float>(b.length(0, r));
+    }
+  }
+};
+/// PlantedTokenModel's objective: the row holds both 3 and 7 (a functor: a function pointer as
+/// the Objective would trip -Wshadow on Fuzzer::objective()).
+struct PlantedTokensFire {
+  bool operator()(const PlantedTokenModel::Output& out, Index r) const {
+    return out.both[static_cast<std::size_t>(r)] != 0;
+  }
+};
+/// An input of PlantedTokenModel: these ids, these floats (the rest 0).
+inline nnfuzz::InputValue planted_value(std::vector<nnfuzz::TokenId> ids, std::vector<float> noise) {
+  nnfuzz::InputValue v(PlantedTokenModel{}.input_layout());
+  v.tokens[0] = std::move(ids);
+  for (std::size_t i = 0; i < noise.size(); ++i) v.floats[1](static_cast<Index>(i)) = noise[i];
+  return v;
 }
 
 }  // namespace nnfuzz_test

@@ -6,6 +6,7 @@
 #include "../input.hpp"
 #include "../data/text.hpp"
 #include "../models/char_rnn.hpp"
+#include "../objectives/text.hpp"
 
 #include <array>
 #include <cctype>
@@ -16,6 +17,13 @@
 #include <vector>
 
 namespace nnfuzz {
+
+/// How close a generation came to saying a word: see CharRnnTarget::word_likelihood().
+struct WordLikelihood {
+  std::string word;        ///< the word, lower-cased
+  double probability = 0;  ///< the highest probability, over the generation's word starts, of emitting it there
+  Index step = -1;         ///< the generated step where that word start is (-1: the word fits at none)
+};
 
 /// A CharRnn that continues a prompt, as a Model with structured inputs: part 0 is the prompt
 /// (token ids of the alphabet, 1..max_prompt of them, starting from the boundary id 0 or not),
@@ -203,6 +211,102 @@ class CharRnnTarget {
     return one_out_.texts[0];
   }
 
+  /// The likelihood report of one input: for each word, how probable the model made it to say
+  /// the word along the generation of `v`, teacher-forced. At every word start of the generated
+  /// text (step 0, and every step after one that wrote a non-word character: neither letter,
+  /// digit nor apostrophe, as BlacklistObjective reads words) where the word fits in the n_chars
+  /// steps, the word's characters are fed to the network from the state the generation had there
+  /// and their probabilities multiplied: P(c_0 | the text so far) · P(c_1 | …, c_0) · … and, when
+  /// steps remain after it, the probability that a non-word character or a boundary follows (the
+  /// word whole, not a prefix of a longer one). Probabilities are those the generation draws from:
+  /// softmax(logits / temperature), and softmax(logits) when greedy (how close the alternatives
+  /// came). Two spellings are summed: lower-case and capitalised ("money", "Money"), each when
+  /// the alphabet spells it. The highest over the word starts is reported, with its step. One
+  /// generation and one forward pass over the word starts per word: no search. Throws
+  /// std::invalid_argument when `v` does not fit input_layout(), for an empty word, a word with
+  /// a character other than a letter, digit or apostrophe, or one the alphabet cannot spell.
+  std::vector<WordLikelihood> word_likelihood(const InputValue& v, const std::vector<std::string>& words) {
+    const char* fn = "CharRnnTarget::word_likelihood()";
+    check_input(fn, "the input", input_layout(), v);
+    for (const std::string& w : words) {
+      if (w.empty()) detail::fail(fn, ": a word is empty");
+      for (char c : w)
+        if (!detail::word_char(c))
+          detail::fail(fn, ": the word '", w, "' holds ", detail::describe_byte(static_cast<unsigned char>(c)),
+                       ", which is not a letter, digit or apostrophe");
+    }
+    (void)continuation(v);  // fills gen_ (the states) and one_out_ (the step distributions)
+    const Index V = net_.vocab_size(), H = net_.hidden_size();
+    const double temp = temperature_ > 0 ? static_cast<double>(temperature_) : 1.0;
+    // Word starts: step 0, and each step after one whose last character is not a word character.
+    std::vector<Index> starts;
+    for (Index j = 0; j < n_chars_; ++j) {
+      const int prev = j > 0 ? gen_.tokens(0, j - 1) : -1;
+      if (j == 0 || prev == Alphabet::kBoundary || !detail::word_char(alphabet_.symbol(prev))) starts.push_back(j);
+    }
+    // Ids that end a word: the boundary and every non-word byte.
+    std::vector<char> ends(static_cast<std::size_t>(V), 0);
+    ends[Alphabet::kBoundary] = 1;
+    for (int id = 1; id < V; ++id) ends[static_cast<std::size_t>(id)] = !detail::word_char(alphabet_.symbol(id));
+    auto prob_of = [&](const float* logits, int id, bool end) {  // softmax(logits / temp)[id], or of the ends
+      double m = logits[0], total = 0, hit = 0;
+      for (Index k = 1; k < V; ++k) m = std::max(m, static_cast<double>(logits[k]));
+      for (Index k = 0; k < V; ++k) {
+        const double e = std::exp((static_cast<double>(logits[k]) - m) / temp);
+        total += e;
+        if (end ? ends[static_cast<std::size_t>(k)] != 0 : k == id) hit += e;
+      }
+      return hit / total;
+    };
+    std::vector<WordLikelihood> report;
+    for (const std::string& word : words) {
+      WordLikelihood r;
+      for (char c : word) r.word.push_back(detail::lower_char(c));
+      std::vector<std::vector<int>> spellings;
+      for (int cap = 0; cap < 2; ++cap) {
+        std::string s = r.word;
+        s[0] = cap ? static_cast<char>(std::toupper(static_cast<unsigned char>(s[0]))) : s[0];
+        if (cap && s == r.word) continue;
+        if (std::all_of(s.begin(), s.end(), [&](char c) { return alphabet_.contains(c); }))
+          spellings.push_back(alphabet_.encode(s));
+      }
+      if (spellings.empty())
+        detail::fail(fn, ": the model's alphabet spells neither '", r.word, "' nor its capitalised form");
+      const auto L = static_cast<Index>(r.word.size());
+      std::vector<Index> fit;
+      for (Index j : starts)
+        if (j + L <= n_chars_) fit.push_back(j);
+      report.push_back(r);
+      if (fit.empty()) continue;
+      const auto S = static_cast<Index>(spellings.size()), rows = static_cast<Index>(fit.size()) * S;
+      TokenMatrix ids(rows, L);
+      RowMatrix initial(rows, H);
+      for (Index f = 0; f < static_cast<Index>(fit.size()); ++f)
+        for (Index s = 0; s < S; ++s) {
+          for (Index k = 0; k < L; ++k)
+            ids(f * S + s, k) = spellings[static_cast<std::size_t>(s)][static_cast<std::size_t>(k)];
+          initial.row(f * S + s) = gen_.hidden_at(0, fit[static_cast<std::size_t>(f)]);
+        }
+      net_.forward(ids, Eigen::VectorXi::Constant(rows, static_cast<int>(L)), initial, trace_);
+      for (Index f = 0; f < static_cast<Index>(fit.size()); ++f) {
+        const Index j = fit[static_cast<std::size_t>(f)];
+        double p = 0;
+        for (Index s = 0; s < S; ++s) {
+          const Index row = f * S + s;
+          double q = one_out_.step_probs(0, j * V + ids(row, 0));  // the generation's own distribution at j
+          for (Index k = 1; k < L; ++k) q *= prob_of(trace_.logits_at(row, k - 1).data(), ids(row, k), false);
+          if (j + L < n_chars_) q *= prob_of(trace_.logits_at(row, L - 1).data(), 0, true);
+          p += q;
+        }
+        if (p > report.back().probability) {
+          report.back().probability = p;
+          report.back().step = j;
+        }
+      }
+    }
+    return report;
+  }
+
   /// Refuses words the alphabet cannot spell (e.g. a blacklist for BlacklistObjective, which
   /// matches case-insensitively: a letter counts when the alphabet holds it in either case).
   /// Throws std::invalid_argument naming the word and the character.
@@ -232,6 +336,7 @@ class CharRnnTarget {
   CharRnnGeneration gen_;
   InputBatch one_;  // continuation()'s batch and output
   Output one_out_;
+  CharRnnTrace trace_;  // word_likelihood()'s teacher-forced pass
 };
 
 }  // namespace nnfuzz

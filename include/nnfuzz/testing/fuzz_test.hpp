@@ -52,7 +52,9 @@ struct FuzzTestOptions {
   /// fuzzing, so a fixed bug that comes back fails at once; a new finding is saved there (and
   /// its minimised form next to it, for dense inputs). The directory must exist.
   std::string regression_dir;
-  /// Minimise a new dense finding towards its root seed (minimize.hpp) and report its size.
+  /// Minimise a new finding towards its root seed (minimize.hpp) and report its size: dense
+  /// inputs with minimize(), structured inputs (InputLayout) with minimize_edits() — the fewest
+  /// edits from the seed (token edits, changed float elements) that still fire.
   bool minimize = true;
   /// The test's name: its findings live in regression_dir/<name>/ (characters other than
   /// letters, digits, '.', '-' and '_' become '_'), so tests that share one regression_dir,
@@ -146,6 +148,10 @@ struct FuzzTestReport {
   Finding finding;
   /// minimize()'s result for a new dense finding (empty: not minimised, or from the corpus).
   RowVector minimised;
+  /// minimize_edits()'s result for a new structured finding: the input, the edits kept from its
+  /// root seed and how many there were (edits_before 0 and no edits: not minimised, or from the
+  /// corpus).
+  EditMinimizeResult minimised_edits;
   /// True when passed (so `EXPECT_TRUE(report)` reads naturally).
   explicit operator bool() const { return passed; }
 };
@@ -233,10 +239,10 @@ inline std::string lineage(const Finding& f) {
 ///  fires
 ///     fails the test, naming the file — no fuzzing happens;
 ///  2. then the campaign runs; a finding fails the test: it is saved to regression_dir (if set),
-///     minimised (dense inputs), and the message gives what fired, the lineage, the files and the
-///     code that replays it. A finding that cannot be saved there (a read-only file system) is
-///     saved in <tmp>/nnfuzz-unsaved-findings-<uid>/ instead, and the message gives the error
-///     and the input's values: it is reported whole all the same.
+///     minimised (dense inputs: minimize(); structured: minimize_edits()), and the message gives what fired, the
+///     lineage, the files and the code that replays it. A finding that cannot be saved there (a read-only file system)
+///     is saved in <tmp>/nnfuzz-unsaved-findings-<uid>/ instead, and the message gives the error and the input's
+///     values: it is reported whole all the same.
 /// Throws std::invalid_argument for a regression_dir that does not exist or is not a directory
 /// or is relative with nothing to resolve it against,
 /// a corrupt regression file (naming it; a non-finite saved input is one), a regression input
@@ -401,6 +407,30 @@ FuzzTestReport fuzz_test(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOpti
       if (!dir.empty()) {
         Finding small = f;
         small.input = mr.input;
+        small.what = "minimised: " + f.what;
+        save(small, "minimised input", "");
+      }
+    }
+  }
+  if constexpr (FuzzerT::kStructured) {
+    if (options.minimize && f.root >= 0 && static_cast<std::size_t>(f.root) < seeds.size()) {
+      EditMinimizeOptions mo;
+      mo.confirm_batch_size = fo.batch_size;
+      mo.max_executions = std::max<Index>(mo.max_executions, 4 * fo.batch_size);  // room for confirmations
+      auto model = fuzzer.model();
+      auto objective = fuzzer.objective();
+      const InputValue& root = seeds[static_cast<std::size_t>(f.root)];
+      report.minimised_edits = minimize_edits(model, objective, root, f.value, mo);
+      const EditMinimizeResult& mr = report.minimised_edits;
+      const InputLayout layout = model.input_layout();
+      m << "  minimised: " << mr.edits_before << " edit" << (mr.edits_before == 1 ? "" : "s") << " from seed #"
+        << f.root << " -> " << mr.edits.size() << (mr.minimal ? "" : " (budget spent before ddmin ended)");
+      for (std::size_t i = 0; i < mr.edits.size() && i < 8; ++i) m << (i ? "; " : ": ") << mr.edits[i].describe(layout);
+      if (mr.edits.size() > 8) m << "; ...";
+      m << "\n";
+      if (!dir.empty()) {
+        Finding small = f;
+        small.value = mr.input;
         small.what = "minimised: " + f.what;
         save(small, "minimised input", "");
       }
