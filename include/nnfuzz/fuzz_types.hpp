@@ -50,8 +50,8 @@ struct Finding {
 
 /// Counters of a run, updated after every batch.
 struct FuzzStats {
-  std::uint64_t executions = 0;      ///< model executions (inputs evaluated), seeds included
-  std::uint64_t iterations = 0;      ///< batches of mutants evaluated
+  std::uint64_t executions = 0;  ///< model executions (inputs evaluated), seeds included
+  std::uint64_t iterations = 0;  ///< batches of mutants evaluated
   /// The execution count the budgets (FuzzOptions::max_executions) count from: 0 for run(),
   /// where the saved session stopped for resume().
   std::uint64_t budget_start = 0;
