@@ -175,7 +175,7 @@ struct TracedInt8 {
 };
 }  // namespace
 
-TEST_CASE("Int8Trace::for_each_tensor: real tensors by MlpTrace's names; int8 pairs localise in steps",
+TEST_CASE("Int8Trace::for_each_tensor: real tensors by MlpTrace's names, and int8 pairs localise in steps",
           "[localize][quantize]") {
   const Mlp<float> net = planted_net();
   Rng rng(5);
