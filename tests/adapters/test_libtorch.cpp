@@ -230,7 +230,7 @@ nnfuzz::LibTorchOptions release_options() {
 }
 }  // namespace
 
-TEST_CASE("LibTorchModel: select.layers orders for_each_tensor; names are checked", "[adapters][libtorch]") {
+TEST_CASE("LibTorchModel: select.layers orders for_each_tensor, and names are checked", "[adapters][libtorch]") {
   if (!have("release-v1.pt")) return;
   nnfuzz::LibTorchModel m(model_path("release-v1.pt"), release_options());
   nnfuzz::NamedOutputs out;

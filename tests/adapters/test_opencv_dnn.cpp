@@ -303,7 +303,7 @@ namespace {
 nnfuzz::OpenCvDnnOptions release_options() { return adapter_test::release_options<nnfuzz::OpenCvDnnOptions>(); }
 }  // namespace
 
-TEST_CASE("OpenCvDnnModel: select.layers orders for_each_tensor; names are checked", "[adapters][opencv]") {
+TEST_CASE("OpenCvDnnModel: select.layers orders for_each_tensor, and names are checked", "[adapters][opencv]") {
   if (!have("release-v1.onnx")) return;
   nnfuzz::OpenCvDnnModel m(model_path("release-v1.onnx"), release_options());
   CHECK(m.fetched() == std::vector<std::string>{"logits", "dense1", "relu1", "dense2", "relu2"});
