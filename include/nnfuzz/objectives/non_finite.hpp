@@ -7,12 +7,57 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <tuple>
 #include <utility>
 
 namespace nnfuzz {
+
+namespace detail {
+// Float rows stored contiguously (a row-major Eigen matrix, map, ref or block of one).
+template <typename M, typename = void>
+struct contiguous_float_rows : std::false_type {};
+template <typename M>
+struct contiguous_float_rows<M, void_t<typename M::Scalar, decltype(M::IsRowMajor), decltype(M::Flags)>>
+    : std::integral_constant<bool, std::is_same<typename M::Scalar, float>::value&& bool(M::IsRowMajor) &&
+                                       bool(M::Flags& Eigen::DirectAccessBit)> {};
+
+// Folds n values into hi (the largest bit pattern of |x|) and lo (the smallest of the nonzero
+// ones; 0xffffffff while there is none). For non-negative floats the patterns order as the
+// values do, so these are integer max/min, which vectorise where float max/min with NaN
+// semantics do not; NaN and infinity are the patterns >= 0x7f800000. The minimum runs over
+// |x| − 1 in unsigned arithmetic (a zero wraps to 0xffffffff and never wins): a select would
+// keep GCC from vectorising.
+inline void abs_bits_extremes(const float* p, Index n, std::uint32_t& hi_io, std::uint32_t& lo_io) {
+  // Locals (stores through the references would not vectorise). "None yet" (0xffffffff) becomes
+  // 0xfffffffe: above every |x| − 1 of a nonzero value (at most 0x7ffffffe), below a zero's.
+  std::uint32_t hi = hi_io, lo_m1 = lo_io - 1;
+  for (Index c = 0; c < n; ++c) {
+    std::uint32_t u;
+    std::memcpy(&u, p + c, sizeof u);
+    u &= 0x7fffffffu;
+    hi = u > hi ? u : hi;
+    const std::uint32_t m1 = u - 1;
+    lo_m1 = m1 < lo_m1 ? m1 : lo_m1;
+  }
+  hi_io = hi;
+  lo_io = lo_m1 + 1;
+}
+// The same over row `row` of a tensor: the contiguous kernel when the row is, else value by value.
+template <typename M>
+void abs_bits_extremes(const M& m, Index row, std::uint32_t& hi, std::uint32_t& lo) {
+  if constexpr (contiguous_float_rows<M>::value) {
+    if (m.innerStride() == 1) return abs_bits_extremes(m.data() + row * m.outerStride(), m.cols(), hi, lo);
+  }
+  for (Index c = 0; c < m.cols(); ++c) {
+    const float v = static_cast<float>(m(row, c));
+    abs_bits_extremes(&v, 1, hi, lo);
+  }
+}
+}  // namespace detail
 
 /// Finds inputs for which any tensor the model reports holds a NaN or an infinity.
 ///
@@ -69,16 +114,15 @@ class NonFiniteObjective {
     bool finite = true;
     out.for_each_tensor([&](const char*, const auto& m) {
       if (row >= m.rows() || !finite) return;
-      float big = 0, small = std::numeric_limits<float>::infinity();
-      for (Index c = 0; c < m.cols(); ++c) {
-        const float a = std::abs(static_cast<float>(m(row, c)));
-        if (!(a <= std::numeric_limits<float>::max())) {  // NaN or infinity
-          finite = false;
-          return;
-        }
-        big = std::max(big, a);
-        if (a > 0) small = std::min(small, a);
+      std::uint32_t hi = 0, lo = 0xffffffffu;
+      detail::abs_bits_extremes(m, row, hi, lo);
+      if (hi >= 0x7f800000u) {  // NaN or infinity
+        finite = false;
+        return;
       }
+      float big, small = std::numeric_limits<float>::infinity();
+      std::memcpy(&big, &hi, sizeof big);
+      if (lo != 0xffffffffu) std::memcpy(&small, &lo, sizeof small);
       if (big > kBig) f = detail::is_nan(f) ? std::log(big) - kLnMax : std::max(f, std::log(big) - kLnMax);
       if (small < kSmall * big) {
         const float under = kLnTrueMin - std::log(small);
