@@ -67,8 +67,13 @@ run char-rnn-train "${b}/char_rnn" train
 run char-rnn-blacklist "${b}/char_rnn" blacklist
 for n in 50000 200000; do
   run "char-rnn-blacklist-${n}" "${b}/char_rnn" fuzz --objective blacklist --blacklist experiments/char_rnn_blacklist.txt \
-    --runs 10 --executions "${n}" --out "out/results/char-rnn-${n}"
+    --runs 10 --executions "${n}" --modes cgf,random --out "out/results/char-rnn-${n}"
 done
-run char-rnn-repeat "${b}/char_rnn" fuzz --objective repeat --runs 10 --executions 50000 --out out/results/char-rnn-50000
+run char-rnn-repeat "${b}/char_rnn" fuzz --objective repeat --runs 10 --executions 50000 --modes cgf,random \
+  --out out/results/char-rnn-50000
 run char-rnn-blacklist-new-default "${b}/char_rnn" fuzz --objective blacklist --blacklist experiments/char_rnn_blacklist.txt \
   --runs 10 --executions 50000 --modes cgf --target-rate 0.9 --max-rate 0.1 --out out/results/char-rnn-new-default
+# Issue #23's protocol (the guided search): the demo-size model (H 128), both blacklists, sampled
+# and greedy decoding, three master seeds x 10 runs of 50,000 executions per mode (about 80 min
+# on 2 cores); then the table: scripts/lm_summary.py out/lm.
+run lm-protocol env OUT=out/lm scripts/lm_protocol.sh

@@ -197,9 +197,11 @@ TEST_CASE("CharRnnTarget::word_likelihood: teacher-forced word probabilities, ha
   // "bb": teacher-forced, the second b follows a b fed (1/2), not the text's ' '. Step 2: 1/8·1/2.
   CHECK(r[1].probability == Approx(1.0 / 16).epsilon(1e-5));
   CHECK(r[1].step == 2);
-  // "AA" is the word "aa": step 0: aa 1/2·1/2·1/4 + Aa 1/8·1/8·1/4 = 17/256; step 2: 1/8·1/2 + 1/8·1/8 = 20/256.
+  // "AA" is the word "aa", spelt aa, Aa and AA: step 0: aa 1/2·1/2·1/4 + Aa 1/8·1/8·1/4 + AA
+  // 1/8·1/2·1/4 = 21/256; step 2: 1/8·1/2 + 1/8·1/8 + 1/8·1/2 = 36/256. ("ab" has no AB: the
+  // alphabet has no 'B'.)
   CHECK(r[2].word == "aa");
-  CHECK(r[2].probability == Approx(20.0 / 256).epsilon(1e-5));
+  CHECK(r[2].probability == Approx(36.0 / 256).epsilon(1e-5));
   CHECK(r[2].step == 2);
   // "abab" fits only at step 0: 1/2·1/8·1/8·1/8 + 1/8·1/8·1/8·1/8 = 5/4096.
   CHECK(r[3].probability == Approx(5.0 / 4096).epsilon(1e-5));
@@ -213,7 +215,7 @@ TEST_CASE("CharRnnTarget::word_likelihood: teacher-forced word probabilities, ha
   const InputValue g = greedy.prompt("a");
   REQUIRE(greedy.continuation(g) == "aaaa");
   const WordLikelihood aa = greedy.word_likelihood(g, {"aa"}).front();
-  CHECK(aa.probability == Approx(17.0 / 256).epsilon(1e-5));
+  CHECK(aa.probability == Approx(21.0 / 256).epsilon(1e-5));  // aa 17/256 + AA 1/8·1/2·1/4
   CHECK(aa.step == 0);
 
   CHECK_THROWS_WITH(target.word_likelihood(v, {""}), Catch::Contains("word_likelihood()") && Catch::Contains("empty"));

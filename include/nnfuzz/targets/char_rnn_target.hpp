@@ -220,11 +220,11 @@ class CharRnnTarget {
   /// steps remain after it, the probability that a non-word character or a boundary follows (the
   /// word whole, not a prefix of a longer one). Probabilities are those the generation draws from:
   /// softmax(logits / temperature), and softmax(logits) when greedy (how close the alternatives
-  /// came). Two spellings are summed: lower-case and capitalised ("money", "Money"), each when
-  /// the alphabet spells it. The highest over the word starts is reported, with its step. One
-  /// generation and one forward pass over the word starts per word: no search. Throws
-  /// std::invalid_argument when `v` does not fit input_layout(), for an empty word, a word with
-  /// a character other than a letter, digit or apostrophe, or one the alphabet cannot spell.
+  /// came). The spellings BlacklistObjective matches most often are summed: lower case,
+  /// capitalised and upper case ("money", "Money", "MONEY"), each when the alphabet spells it. The highest over the
+  /// word starts is reported, with its step. One generation and one forward pass over the word starts per word: no
+  /// search. Throws std::invalid_argument when `v` does not fit input_layout(), for an empty word, a word with a
+  /// character other than a letter, digit or apostrophe, or one the alphabet cannot spell.
   std::vector<WordLikelihood> word_likelihood(const InputValue& v, const std::vector<std::string>& words) {
     const char* fn = "CharRnnTarget::word_likelihood()";
     check_input(fn, "the input", input_layout(), v);
@@ -263,10 +263,13 @@ class CharRnnTarget {
       WordLikelihood r;
       for (char c : word) r.word.push_back(detail::lower_char(c));
       std::vector<std::vector<int>> spellings;
-      for (int cap = 0; cap < 2; ++cap) {
+      std::vector<std::string> seen;  // lower case, Capitalised, UPPER CASE: each once
+      for (int cap = 0; cap < 3; ++cap) {
         std::string s = r.word;
-        s[0] = cap ? static_cast<char>(std::toupper(static_cast<unsigned char>(s[0]))) : s[0];
-        if (cap && s == r.word) continue;
+        for (std::size_t k = 0; k < (cap == 0 ? 0 : cap == 1 ? 1 : s.size()); ++k)
+          s[k] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[k])));
+        if (std::find(seen.begin(), seen.end(), s) != seen.end()) continue;
+        seen.push_back(s);
         if (std::all_of(s.begin(), s.end(), [&](char c) { return alphabet_.contains(c); }))
           spellings.push_back(alphabet_.encode(s));
       }
