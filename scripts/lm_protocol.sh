@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue #23's protocol for the language-model experiment: 10 runs per mode, three master seeds,
-# both blacklists, sampled and greedy decoding, 50,000 executions per run, on the demo-size
+# three blacklists (rules 1, 2 and, for greedy decoding, 3), sampled and greedy decoding, 50,000 executions per run, on the demo-size
 # model (H 128, 1,500 training steps; trained and cached on first use). One table per
 # (list, decoding, master seed) in OUT (default out/lm); scripts/lm_summary.py reads them.
 #   RUNS (10), EXEC (50000), MASTERS ("1 2 3"), JOBS (2): runs at once, OUT.
@@ -32,6 +32,11 @@ done
 # projected coverage.
 for m in ${MASTERS:-1 2 3}; do
   one "rule1-greedy-m${m}" --temperature 0 fuzz --blacklist "${list1}" --seed "${m}" --modes random,combination
+done
+# Rule 3 (README): words greedy decoding can say (scripts/lm_greedy_list.sh makes the list).
+list3="${root}/experiments/char_rnn_blacklist_greedy_h128.txt"
+for m in ${MASTERS:-1 2 3}; do
+  one "rule3-greedy-m${m}" --temperature 0 fuzz --blacklist "${list3}" --seed "${m}" --modes random,cgf,combination
 done
 for m in ${MASTERS:-1 2 3}; do
   one "rule1-sampled-alone-m${m}" fuzz --blacklist "${list1}" --seed "${m}" --modes fitness,aim,projection,fitness-aim
