@@ -317,10 +317,6 @@ struct ClosestInputs {
       inputs[w][low] = v;
     }
   }
-  /// The worst kept score of word w (-1 while fewer than kKeep are kept).
-  float bar(std::size_t w) const {
-    return best[w].size() < kKeep ? -1.0f : *std::min_element(best[w].begin(), best[w].end());
-  }
 };
 
 /// The run's BlacklistObjective, also recording ClosestInputs (for the likelihood report).
@@ -340,7 +336,7 @@ class ProbedBlacklist : public nnfuzz::BlacklistObjective {
       for (std::size_t w = 0; w < c.words.size(); ++w) {
         const float score =
             nnfuzz::detail::word_progress(out, r, out.texts[static_cast<std::size_t>(r)], c.words[w]).score;
-        if (score >= 0 && score > c.bar(w)) c.offer(w, score, batch.value(r));
+        if (score >= 0) c.offer(w, score, batch.value(r));
       }
   }
 
