@@ -73,6 +73,76 @@ TEST_CASE("KdTreeCoverage and BruteForceCoverage agree on every novelty decision
   }
 }
 
+TEST_CASE("KdTreeCoverage: vectors within rounding of the radius get the exact test's answer", "[coverage]") {
+  // The leaves and the newest vectors are screened eight at a time with vector arithmetic; a
+  // vector whose screened distance is within rounding of the radius must get
+  // squared_distance_below's answer. Queries sit a few ulps inside and outside the radius of a
+  // stored vector, at 3, 10 and 40 dimensions, with the stored vectors in the tail and in trees.
+  Rng rng(23);
+  for (Index dim : {3, 10, 40}) {
+    for (std::size_t leaf : {std::size_t{1}, std::size_t{16}, std::size_t{64}}) {
+      const float radius = 0.75f;
+      KdTreeCoverage kd(radius, leaf);
+      BruteForceCoverage bf(radius);
+      kd.reset(dim);
+      bf.reset(dim);
+      RowMatrix stored(600, dim);
+      rng.fill_uniform(stored.data(), stored.size(), -20, 20);
+      Mask a, b;
+      kd.observe(stored, a);
+      bf.observe(stored, b);
+      REQUIRE((a == b).all());
+      RowMatrix queries(1, dim);
+      Index disagreements = 0, inside = 0, outside = 0;
+      const float r2 = radius * radius;
+      for (int it = 0; it < 400; ++it) {
+        const Index j = rng.uniform_index(kd.size());
+        RowVector dir(dim);
+        rng.fill_normal(dir.data(), dim);
+        dir.normalize();
+        // A step of the radius, nudged by a few ulps either way: the sum lands on both sides of r2.
+        float step = radius;
+        for (int k = static_cast<int>(rng.uniform_index(9)) - 4; k != 0; k += k > 0 ? -1 : 1)
+          step = std::nextafter(step, k > 0 ? 2 * radius : 0.0f);
+        queries.row(0) = kd.vector(j) + step * dir;
+        const bool exact_inside = [&] {
+          for (Index s = 0; s < kd.size(); ++s)
+            if (detail::squared_distance_below(queries.row(0).data(), kd.vector(s).data(), dim, r2)) return true;
+          return false;
+        }();
+        (exact_inside ? inside : outside) += 1;
+        // Neither remembers the query when it is new: observe a copy each time.
+        KdTreeCoverage kd_copy(kd);
+        BruteForceCoverage bf_copy(bf);
+        kd_copy.observe(queries, a);
+        bf_copy.observe(queries, b);
+        disagreements += (a(0) == exact_inside) + (b(0) == exact_inside);  // new == !inside
+      }
+      INFO("dim " << dim << " leaf " << leaf << " inside " << inside << " outside " << outside);
+      CHECK(disagreements == 0);
+      CHECK(inside > 20);
+      CHECK(outside > 20);
+    }
+  }
+}
+
+TEST_CASE("AutoCoverage: the KD-tree from the start for at most 16 dimensions, brute force first above", "[coverage]") {
+  Rng rng(29);
+  for (Index dim : {10, 16, 17, 64}) {
+    AutoCoverage automatic(0.5f);
+    automatic.reset(dim);
+    RowMatrix batch(10, dim);
+    rng.fill_uniform(batch.data(), batch.size(), -10, 10);
+    Mask is_new;
+    automatic.observe(batch, is_new);
+    INFO("dim " << dim);
+    CHECK(automatic.using_kd_tree() == (dim <= AutoCoverage::kSmallDim));
+    CHECK(automatic.size() == 10);
+  }
+  CHECK_THROWS_WITH(AutoCoverage(0.5f, -2), Catch::Contains("AutoCoverage()") && Catch::Contains("switch_size") &&
+                                                Catch::Contains("-2"));
+}
+
 TEST_CASE("KdTreeCoverage: background rebuilds change no decision", "[coverage]") {
   // Tiny blocking limit and leaves: nearly every merge runs on the builder thread while the
   // queries go on, and results are installed at whatever moment the thread finishes.

@@ -50,17 +50,33 @@ struct RowRangeAdaptor {
 
 // One static KD-tree over the stored rows [begin(), end()). nanoflann builds it; KdTreeCoverage
 // walks it with its own first-hit search (no allocation per query, unlike findNeighbors()).
+// It also keeps a copy of its points in leaf order, column by column (point_block_stride()), so
+// that a leaf is scanned kPointBlock points at a time from contiguous memory (first_point_below).
 struct KdRangeTree {
   using Tree = nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Adaptor<float, RowRangeAdaptor, float, std::size_t>,
                                                    RowRangeAdaptor, -1, std::size_t>;
   RowRangeAdaptor data;  // before `tree`: the tree keeps a reference and is built from it
   Tree tree;
+  Index stride;
+  std::vector<float> columns;  // coordinate k of the p-th point in leaf order at columns[k * stride + p]
   KdRangeTree(RowRangeAdaptor rows, std::size_t leaf_size)
       : data(std::move(rows)),
-        tree(static_cast<int>(data.cols), data, nanoflann::KDTreeSingleIndexAdaptorParams(leaf_size)) {}
+        tree(static_cast<int>(data.cols), data, nanoflann::KDTreeSingleIndexAdaptorParams(leaf_size)),
+        stride(point_block_stride(data.count)),
+        columns(static_cast<std::size_t>(stride * data.cols), 0.0f) {
+    const auto& order = nanoflann_order(tree);
+    for (Index p = 0; p < data.count; ++p)
+      for (Index k = 0; k < data.cols; ++k)
+        columns[static_cast<std::size_t>(k * stride + p)] =
+            data.kdtree_get_pt(order[static_cast<std::size_t>(p)], static_cast<std::size_t>(k));
+  }
   Index begin() const { return data.first; }
   Index end() const { return data.first + data.count; }
   Index size() const { return data.count; }
+  // The stored row of the p-th point in leaf order.
+  Index row_of(Index p) const {
+    return data.first + static_cast<Index>(nanoflann_order(tree)[static_cast<std::size_t>(p)]);
+  }
 };
 
 }  // namespace detail
@@ -76,7 +92,11 @@ struct KdRangeTree {
 /// searched directly, the rest by a short list of
 /// static KD-trees built by nanoflann over consecutive ranges, each tree larger than all later
 /// ones together (a logarithmic method: about log2(N / 64) trees, each vector rebuilt about
-/// log2(N / 64) times in all). A query stops at the first stored vector inside the radius; it
+/// log2(N / 64) times in all). Each tree also keeps a copy of its vectors in leaf order, column
+/// by column (the coverage vectors' memory twice over, a small share of a corpus whose inputs are
+/// larger), so that a leaf, and the newest vectors, are scanned eight at a time with vector
+/// arithmetic; a vector within rounding of the radius is decided by the exact scalar test, so the
+/// decisions stay those of BruteForceCoverage. A query stops at the first stored vector inside the radius; it
 /// tries first the vector that answered the previous query (a batch's mutants share a parent,
 /// so their coverage vectors cluster), then the newest vectors, then the trees newest first.
 ///
@@ -112,6 +132,7 @@ class KdTreeCoverage {
       store_ = std::move(other.store_);
       trees_ = std::move(other.trees_);
       scratch_ = std::move(other.scratch_);
+      tail_ = std::move(other.tail_);
       witness_ = other.witness_;
       job_ = std::move(other.job_);
       job_first_ = other.job_first_;
@@ -145,6 +166,7 @@ class KdTreeCoverage {
     witness_ = std::numeric_limits<Index>::max();
     background_rebuilds_ = 0;
     scratch_.assign(static_cast<std::size_t>(dim), 0.0f);
+    tail_.assign(static_cast<std::size_t>(tail_stride() * dim), 0.0f);
   }
   /// Sets is_new(i) for each row and remembers the new ones.
   void observe(const Eigen::Ref<const RowMatrix>& vectors, Mask& is_new) {
@@ -161,8 +183,10 @@ class KdTreeCoverage {
   /// Stores a vector without the novelty check (used to rebuild an index from known-novel ones).
   void insert(const float* v) {
     NNFUZZ_ASSERT(dim() > 0);
+    const Index p = store_.size() - built_end();  // its place among the newest (< tail_limit())
     store_.append(v);
-    if (store_.size() - built_end() >= tail_limit()) {
+    for (Index k = 0; k < dim(); ++k) tail_[static_cast<std::size_t>(k * tail_stride() + p)] = v[k];
+    if (p + 1 >= tail_limit()) {
       build_now(built_end(), store_.size());
       maintain();
     }
@@ -203,6 +227,7 @@ class KdTreeCoverage {
   using Node = typename Tree::Tree::Node;
 
   Index tail_limit() const { return static_cast<Index>(4 * leaf_size_); }
+  Index tail_stride() const { return detail::point_block_stride(tail_limit()); }
   // Rows from here on are not in a tree yet: they are searched directly.
   Index built_end() const { return trees_.empty() ? 0 : trees_.back()->end(); }
 
@@ -218,11 +243,13 @@ class KdTreeCoverage {
     // The answer is the same either way (any stored vector inside the radius decides it).
     if (witness_ < store_.size() && detail::squared_distance_below(q, store_.row(witness_), d, r2)) return true;
     // The newest vectors next (not in a tree yet): they came from the region being mutated now.
-    for (Index i = store_.size(); i-- > built_end();)
-      if (detail::squared_distance_below(q, store_.row(i), d, r2)) {
-        witness_ = i;
-        return true;
-      }
+    const Index tail_first = built_end();
+    const Index hit = detail::first_point_below(tail_.data(), tail_stride(), 0, store_.size() - tail_first, q, d, r2,
+                                                [&](Index p) { return store_.row(tail_first + p); });
+    if (hit >= 0) {
+      witness_ = tail_first + hit;
+      return true;
+    }
     // Then the trees, smallest (newest) first, for the same reason.
     for (auto t = trees_.rbegin(); t != trees_.rend(); ++t)
       if (seen_in(**t, q, r2, prune_above)) return true;
@@ -246,15 +273,12 @@ class KdTreeCoverage {
   }
   bool seen_below(const Node* node, const Tree& t, const float* q, float mind, float r2, float prune_above) {
     if (node->child1 == nullptr && node->child2 == nullptr) {
-      const auto& order = detail::nanoflann_order(t.tree);
-      for (auto i = node->node_type.lr.left; i < node->node_type.lr.right; ++i) {
-        const Index row = t.begin() + static_cast<Index>(order[i]);
-        if (detail::squared_distance_below(q, store_.row(row), dim(), r2)) {
-          witness_ = row;
-          return true;
-        }
-      }
-      return false;
+      const Index hit = detail::first_point_below(
+          t.columns.data(), t.stride, static_cast<Index>(node->node_type.lr.left),
+          static_cast<Index>(node->node_type.lr.right), q, dim(), r2, [&](Index p) { return store_.row(t.row_of(p)); });
+      if (hit < 0) return false;
+      witness_ = t.row_of(hit);
+      return true;
     }
     const auto k = node->node_type.sub.divfeat;
     const float v = q[k], diff1 = v - node->node_type.sub.divlow, diff2 = v - node->node_type.sub.divhigh;
@@ -351,6 +375,7 @@ class KdTreeCoverage {
   detail::RowStore store_;
   std::vector<std::unique_ptr<Tree>> trees_;  // consecutive ranges covering [0, built_end()), largest first
   std::vector<float> scratch_;                // per-dimension distances of the search (no allocation per query)
+  std::vector<float> tail_;  // the rows from built_end() on, column by column (tail_stride()): scanned in blocks
   Index witness_ = std::numeric_limits<Index>::max();  // the stored row that answered the last "seen" query
   std::future<std::unique_ptr<Tree>> job_;
   std::size_t job_first_ = 0, job_last_ = 0;
