@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <limits>
+#include <vector>
 
 using namespace nnfuzz;
 
@@ -60,4 +61,26 @@ TEST_CASE("fast-math: nnfuzz's non-finite checks still see NaN and Inf", "[fast_
   CHECK(!is_new(0));
   CHECK(is_new(1));
   CHECK_THROWS_WITH(GaussianMutator(nan), Catch::Contains("'sigma'"));
+}
+
+TEST_CASE("all_finite: every length and position, every kind of special value", "[fast_math]") {
+  // The 8-lane body and the scalar tail: lengths 0..40, one special value at each position.
+  const float specials[] = {opaque(0x7fc00000u), opaque(0xffc00001u), opaque(0x7f800000u), opaque(0xff800000u)};
+  const float finite[] = {opaque(0x7f7fffffu), opaque(0xff7fffffu), opaque(0x00000001u), opaque(0x80000000u),
+                          opaque(0x3f800000u)};  // FLT_MAX, -FLT_MAX, a denormal, -0, 1
+  std::vector<float> v;
+  for (std::size_t n = 0; n <= 40; ++n) {
+    v.assign(n, 0.0f);
+    for (std::size_t i = 0; i < n; ++i) v[i] = finite[i % 5];
+    INFO("n " << n);
+    CHECK(detail::all_finite(v.data(), n));
+    for (std::size_t at = 0; at < n; ++at)
+      for (const float bad : specials) {
+        const float keep = v[at];
+        v[at] = bad;
+        INFO("at " << at);
+        CHECK_FALSE(detail::all_finite(v.data(), n));
+        v[at] = keep;
+      }
+  }
 }
