@@ -139,8 +139,8 @@ TEST_CASE("AutoCoverage: the KD-tree from the start for at most 16 dimensions, b
     CHECK(automatic.using_kd_tree() == (dim <= AutoCoverage::kSmallDim));
     CHECK(automatic.size() == 10);
   }
-  CHECK_THROWS_WITH(AutoCoverage(0.5f, -2), Catch::Contains("AutoCoverage()") && Catch::Contains("switch_size") &&
-                                                Catch::Contains("-2"));
+  CHECK_THROWS_WITH(AutoCoverage(0.5f, -2),
+                    Catch::Contains("AutoCoverage()") && Catch::Contains("switch_size") && Catch::Contains("-2"));
 }
 
 TEST_CASE("KdTreeCoverage: background rebuilds change no decision", "[coverage]") {
