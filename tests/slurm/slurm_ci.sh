@@ -8,7 +8,7 @@
 #      resumed (from where, with how many elements, executions and findings), its findings are
 #      all still there and its findings budget is its total. Then: every task exited 0, every
 #      worker's directory loads and every finding replays (mnist_nan --replay; on another model,
-#      none does), whatsup lists every worker and its totals add up.
+#      the replay fails: not all do), whatsup lists every worker and its totals add up.
 #   B  2 tasks with a budget they cannot reach, the whole array cancelled (scancel: SIGTERM)
 #      once a finding is on disk: every worker wrote its final checkpoint (corpus.bin at the
 #      executions it reported, stats.json finished) and every finding it reported is on disk
@@ -213,10 +213,13 @@ if "${ex}/mnist_nan" --data "${shared}/data" --models "${shared}/models" "${calm
   > "${A}/replay-other.txt" 2>&1; then
   fail "A: the findings replay on another model: $(tail -n 3 "${A}/replay-other.txt")"
 fi
-grep -Eq "^replay: 2 workers, ${a_findings} findings, 0 fire again" "${A}/replay-other.txt" \
+# It reads every finding and says how many fire there: fewer than all of them. (Not necessarily
+# none: an input that overflows the NaN model may overflow the calm one too; one of 20 did, once.)
+other_fire="$(sed -nE "s/^replay: 2 workers, ${a_findings} findings, ([0-9]+) fire again.*/\1/p" "${A}/replay-other.txt")"
+[[ -n "${other_fire}" ]] && ((other_fire < a_findings)) \
   || fail "A: replay on another model: $(tail -n 3 "${A}/replay-other.txt")"
 a_whatsup="$(check_whatsup "${A}" 2)"
-say "A: every directory loads; all ${a_findings} findings replay (none on another model); whatsup: ${a_whatsup}"
+say "A: every directory loads; all ${a_findings} findings replay (${other_fire} on another model); whatsup: ${a_whatsup}"
 
 # --- B: the whole array cancelled (SIGTERM) mid-run ---------------------------------------
 B="${shared}/b"
