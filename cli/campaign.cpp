@@ -47,7 +47,8 @@ json to_json(const CampaignSettings& s) {
          {"seeds", s.seeds},
          {"image", {{"height", s.height}, {"width", s.width}, {"channels", s.channels}}},
          {"batch", s.batch},
-         {"workers", s.workers}};
+         {"workers", s.workers},
+         {"baseline", s.baseline}};
   return j;
 }
 
@@ -73,6 +74,12 @@ CampaignSettings read_settings(const std::string& dir) {
     s.channels = j.at("image").at("channels").get<int>();
     s.batch = j.at("batch").get<Index>();
     s.workers = j.value("workers", 1);
+    s.baseline = j.value("baseline", std::string("default"));  // campaigns made before --baseline: the defaults
+    try {
+      nnfuzz::parse_baseline(s.baseline);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError("'" + path + "': " + e.what());
+    }
     return s;
   } catch (const json::exception& e) {
     throw UsageError("'" + path + "' is malformed: " + e.what());

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +37,8 @@ struct CampaignSettings {
   int height = 0, width = 0, channels = 0;  ///< image geometry of the seeds (0: not images)
   Index batch = 100;                        ///< mutants per model call
   int workers = 1;                          ///< in-process workers (> 1: DIR/workers/<i>, merged into DIR)
+  /// The search (nnfuzz/baselines.hpp): random, fitness, tensorfuzz or default.
+  std::string baseline = "default";
 };
 
 /// The settings as JSON, and back (throws UsageError naming `file` for a malformed one).
@@ -155,6 +158,54 @@ class CliMutator {
   std::shared_ptr<LabelState> label_;
 };
 
+/// The coverage policy of the tool, behind one type: NoCoverage (random, fitness),
+/// KdTreeCoverage at TensorFuzz's radius (tensorfuzz) or CalibratedCoverage (default).
+class CliCoverage {
+ public:
+  template <typename C>
+  explicit CliCoverage(C c) : impl_(std::make_unique<Impl<C>>(std::move(c))) {}
+  CliCoverage(CliCoverage&&) = default;
+  CliCoverage& operator=(CliCoverage&&) = default;
+  /// Forwards.
+  void reset(Index dim) { impl_->reset(dim); }
+  /// Forwards.
+  void observe(const Eigen::Ref<const RowMatrix>& v, nnfuzz::Mask& is_new) { impl_->observe(v, is_new); }
+  /// Forwards.
+  Index size() const { return impl_->size(); }
+  /// Forwards (when the policy calibrates after the seeds).
+  void seeds_done() { impl_->seeds_done(); }
+  /// The policy's radius (0 when it has none).
+  float radius() const { return impl_->radius(); }
+
+ private:
+  struct Iface {
+    virtual ~Iface() = default;
+    virtual void reset(Index) = 0;
+    virtual void observe(const Eigen::Ref<const RowMatrix>&, nnfuzz::Mask&) = 0;
+    virtual Index size() const = 0;
+    virtual void seeds_done() = 0;
+    virtual float radius() const = 0;
+  };
+  template <typename C>
+  struct Impl : Iface {
+    C c;
+    explicit Impl(C x) : c(std::move(x)) {}
+    void reset(Index d) override { c.reset(d); }
+    void observe(const Eigen::Ref<const RowMatrix>& v, nnfuzz::Mask& m) override { c.observe(v, m); }
+    Index size() const override { return c.size(); }
+    void seeds_done() override {
+      if constexpr (nnfuzz::detail::has_seeds_done<C>::value) c.seeds_done();
+    }
+    float radius() const override {
+      if constexpr (nnfuzz::detail::has_radius<C>::value)
+        return static_cast<float>(c.radius());
+      else
+        return 0;
+    }
+  };
+  std::unique_ptr<Iface> impl_;
+};
+
 /// Logits of a VersionPair's engine models.
 struct EngineLogits {
   /// The logits output of an EngineModel.
@@ -178,39 +229,71 @@ float check_objective(const std::string& o);
 void learn_labels(LabelState& label, EngineModel& model, const Eigen::Ref<const RowMatrix>& rows);
 
 /// Builds the fuzzer `s` describes and hands it to `use` (a generic lambda taking `auto& fuzzer`
-/// and `LabelHook*`, null unless the objective is label).
+/// and `LabelHook*`, null unless the objective is label). The search is `s.baseline`'s
+/// (nnfuzz/baselines.hpp), with σ a tenth of the --scale range and the --eps ball: random
+/// search and TensorFuzz's CGF take Gaussian noise and the recent sampler (DefaultSampler with
+/// no share for the fittest), fitness only and the defaults DefaultMutator and DefaultSampler.
 template <typename Use>
-void with_fuzzer(const CampaignSettings& s, OpenModels& m, const nnfuzz::FuzzOptions& o, Use&& use) {
+void with_fuzzer(const CampaignSettings& s, OpenModels& m, const nnfuzz::FuzzOptions& options, Use&& use) {
+  const nnfuzz::Baseline baseline = nnfuzz::parse_baseline(s.baseline);
+  const nnfuzz::FuzzOptions o = nnfuzz::baseline_options(baseline, options);
+  const bool tf_noise = baseline == nnfuzz::Baseline::random_search || baseline == nnfuzz::Baseline::tensorfuzz;
+  const float sigma = 0.1f * (s.scale.hi - s.scale.lo);
+  const nnfuzz::MutationBounds bounds{s.scale.lo, s.scale.hi,
+                                      s.eps > 0 ? s.eps : std::numeric_limits<float>::infinity()};
   auto mutator = [&](std::shared_ptr<LabelState> label, auto default_mutator) {
+    if (tf_noise) return CliMutator(nnfuzz::GaussianMutator(sigma, bounds), std::move(label));
     const bool custom = s.scale.lo != 0.0f || s.scale.hi != 1.0f || s.eps > 0;
     if (!custom) return CliMutator(std::move(default_mutator), std::move(label));
-    nnfuzz::MutationBounds bounds{s.scale.lo, s.scale.hi, s.eps > 0 ? s.eps : std::numeric_limits<float>::infinity()};
-    return CliMutator(nnfuzz::DefaultMutator(0.1f * (s.scale.hi - s.scale.lo), bounds), std::move(label));
+    return CliMutator(nnfuzz::DefaultMutator(sigma, bounds), std::move(label));
+  };
+  auto coverage = [&]() {
+    switch (baseline) {
+      case nnfuzz::Baseline::random_search:
+      case nnfuzz::Baseline::fitness_only:
+        return CliCoverage(nnfuzz::NoCoverage());
+      case nnfuzz::Baseline::tensorfuzz:
+        return CliCoverage(nnfuzz::KdTreeCoverage(nnfuzz::BaselineSettings().radius));
+      case nnfuzz::Baseline::defaults:
+        break;
+    }
+    return CliCoverage(nnfuzz::CalibratedCoverage());
+  };
+  // TensorFuzz's recent sampler: DefaultSampler with no picks for the fittest.
+  auto sampler = [&]() {
+    return tf_noise ? nnfuzz::DefaultSampler(nnfuzz::RecentSampler(), 0.0) : nnfuzz::DefaultSampler();
   };
   if (is_pair_objective(s.objective)) {
     auto base = nnfuzz::make_fuzzer(nnfuzz::VersionPair(std::move(*m.a), std::move(*m.b), EngineLogits{}), o);
     auto mut = mutator({}, base.mutator());
+    auto searched = std::move(base).with_sampler(sampler()).with_mutator(std::move(mut)).with_coverage(coverage());
     if (s.objective == "disagree") {
-      auto f = std::move(base).with_mutator(std::move(mut)).with_objective(nnfuzz::DisagreementObjective());
+      auto f = std::move(searched).with_objective(nnfuzz::DisagreementObjective());
       use(f, static_cast<LabelHook*>(nullptr));
     } else {
-      auto f = std::move(base)
-                   .with_mutator(std::move(mut))
-                   .with_objective(nnfuzz::OutputDistanceObjective(check_objective(s.objective)));
+      auto f = std::move(searched).with_objective(nnfuzz::OutputDistanceObjective(check_objective(s.objective)));
       use(f, static_cast<LabelHook*>(nullptr));
     }
   } else if (s.objective == "label") {
     auto label = std::make_shared<LabelState>();
     auto base = nnfuzz::make_fuzzer(std::move(*m.a), o);
     auto mut = mutator(label, base.mutator());
-    auto f = std::move(base).with_mutator(std::move(mut)).with_objective(LabelObjective(label));
+    auto f = std::move(base)
+                 .with_sampler(sampler())
+                 .with_mutator(std::move(mut))
+                 .with_coverage(coverage())
+                 .with_objective(LabelObjective(label));
     LabelHook hook{label.get(),
                    [&](const Eigen::Ref<const RowMatrix>& rows) { learn_labels(*label, f.model(), rows); }};
     use(f, &hook);
   } else {
     auto base = nnfuzz::make_fuzzer(std::move(*m.a), o);
     auto mut = mutator({}, base.mutator());
-    auto f = std::move(base).with_mutator(std::move(mut)).with_objective(nnfuzz::NonFiniteObjective());
+    auto f = std::move(base)
+                 .with_sampler(sampler())
+                 .with_mutator(std::move(mut))
+                 .with_coverage(coverage())
+                 .with_objective(nnfuzz::NonFiniteObjective());
     use(f, static_cast<LabelHook*>(nullptr));
   }
 }

@@ -38,7 +38,7 @@ constexpr int kNothingFound = 0, kFound = 1, kError = 2;
 /// The options of `nnfuzz fuzz`.
 struct FuzzArgs {
   ModelSpec model;
-  std::string against, objective = "nan", out, seeds, scale = "01", sync, worker;
+  std::string against, objective = "nan", out, seeds, scale = "01", sync, worker, baseline;
   int workers = 1;
   std::uint64_t executions = 0, seed = 1;
   double seconds = 0;
@@ -96,7 +96,7 @@ void write_text(const fs::path& path, const std::string& text) {
 // the objective and the input range. Returns the first that differs ("" when none does).
 std::string campaign_difference(const CampaignSettings& x, const CampaignSettings& y) {
   const json a = to_json(x), b = to_json(y);
-  for (const char* k : {"model", "against", "objective", "scale"})
+  for (const char* k : {"model", "against", "objective", "scale", "baseline"})
     if (a.at(k) != b.at(k)) return k == std::string("scale") ? "scale (input range)" : k;
   return "";
 }
@@ -231,6 +231,15 @@ int run_fuzz(FuzzArgs& a, bool workers_given) {
   s.eps = a.eps;
   s.batch = a.batch;
   s.workers = a.workers;
+  if (!a.baseline.empty()) {
+    try {
+      nnfuzz::parse_baseline(a.baseline);
+    } catch (const std::invalid_argument&) {
+      throw UsageError("option --baseline: '" + a.baseline +
+                       "' is not a baseline (random, fitness, tensorfuzz or default)");
+    }
+    s.baseline = a.baseline;
+  }
   if (!a.against.empty()) {
     s.against = a.model;
     s.against->path = a.against;
@@ -291,6 +300,7 @@ int run_fuzz(FuzzArgs& a, bool workers_given) {
     same("--against", before.against ? before.against->path : "",
          s.against ? fs::weakly_canonical(fs::absolute(s.against->path)).string() : "");
     if (workers_given) same("--workers", std::to_string(before.workers), std::to_string(a.workers));
+    if (!a.baseline.empty()) same("--baseline", before.baseline, a.baseline);
     s = before;  // the campaign goes on as it was made
   } else {
     if (a.seeds.empty())
@@ -800,6 +810,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   fuzz->add_option("--scale", fa.scale, "input range LO,HI (or 01, pm1): bytes map onto it, floats must lie in it")
       ->capture_default_str();
+  fuzz->add_option("--baseline", fa.baseline,
+                   "the search: default (the defaults), random (random search: no coverage, no fitness), fitness "
+                   "(fitness only: no coverage), tensorfuzz (TensorFuzz's CGF: fixed radius 0.707, Gaussian noise)");
   fuzz->add_option("--eps", fa.eps, "keep mutants within this L-inf distance of their seed (0 = no bound)");
   fuzz->add_option("--workers", fa.workers,
                    "in-process workers, each with its own model instance, sharing what they find (DIR/workers)")

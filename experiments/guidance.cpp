@@ -30,7 +30,7 @@ struct Settings {
   std::string task = "nan", data_dir = "data/mnist", out_dir = "out/guidance", models_dir = "out/models";
   std::string recipe;      // default by task: tf-nan / tf-quant
   std::string scale_name;  // default by task: pm1 / 01
-  std::vector<std::string> guidance{"random", "tensorfuzz", "calibrated", "fitness"};
+  std::vector<std::string> guidance{"random", "fitness", "tensorfuzz", "default"};  // the four baselines
   std::vector<std::uint64_t> masters{1, 2, 3};
   int runs = 10;                 // nan: runs per master seed
   Index seeds = 10;              // nan: training images per run
@@ -50,6 +50,8 @@ struct Settings {
 /// with logits (or Σ|logits|) `scale` times larger, as far as novelty is concerned.
 template <typename Inner>
 struct ScaledCoverage {
+  /// Random search when the inner policy is (NoCoverage): FuzzOptions::keep_fitter follows it.
+  static constexpr bool random_search = detail::is_random_search<Inner>::value;
   Inner inner;
   float scale = 1;
   RowMatrix buf;
@@ -80,9 +82,10 @@ struct RunResult {
 
 // One run of a fully composed fuzzer.
 template <typename Target, typename Sampler, typename Mutator, typename Coverage, typename Objective>
-RunResult run_one(const Settings& s, const Target& target, Sampler sampler, Mutator mutator, Coverage coverage,
-                  Objective objective, const RowMatrix& seeds, std::uint64_t rng_seed) {
+RunResult run_one(const Settings& s, bool frontier, const Target& target, Sampler sampler, Mutator mutator,
+                  Coverage coverage, Objective objective, const RowMatrix& seeds, std::uint64_t rng_seed) {
   FuzzOptions o;
+  o.keep_fitter = frontier;  // set for every row: only the fitness rows keep the fitness frontier
   o.batch_size = s.batch;
   o.max_executions = s.executions;
   o.max_findings = 1;
@@ -115,61 +118,78 @@ RunResult run_guidance(const Settings& s, const std::string& g, const Task& task
   const CalibratedCoverage fixed(co);
   auto objective = task.objective();
   auto fit = with_fitness(task.objective(), task.fitness());
+  // The fitness frontier (FuzzOptions::keep_fitter) only where the row's name says fitness, and
+  // in the defaults: the novelty rows are novelty alone, random search is random search.
+  const bool frontier = g.find("fitness") != std::string::npos || g.rfind("default", 0) == 0;
+  auto shaped = t;  // the image shape declared, as a user of the defaults would (Square patches)
+  shaped.set_input_shape({1, 28, 28});
   auto bandit = make_bandit_mutator(GaussianMutator(s.sigma, b), GaussianMutator(s.sigma / 4, b),
                                     GaussianMutator(s.sigma * 4, b), ResetMutator(1, b, 28, 4));
-  if (g == "random") return run_one(s, t, RecentSampler(), gauss, NoCoverage(), objective, seeds, rng_seed);
+  if (g == "random") return run_one(s, frontier, t, RecentSampler(), gauss, NoCoverage(), objective, seeds, rng_seed);
   if (g == "tensorfuzz")
-    return run_one(s, t, RecentSampler(), gauss, KdTreeCoverage(s.radius), objective, seeds, rng_seed);
+    return run_one(s, frontier, t, RecentSampler(), gauss, KdTreeCoverage(s.radius), objective, seeds, rng_seed);
   if (g == "radius-x10")
-    return run_one(s, t, RecentSampler(), gauss, KdTreeCoverage(s.radius * 10), objective, seeds, rng_seed);
+    return run_one(s, frontier, t, RecentSampler(), gauss, KdTreeCoverage(s.radius * 10), objective, seeds, rng_seed);
   if (g == "radius-div10")
-    return run_one(s, t, RecentSampler(), gauss, KdTreeCoverage(s.radius / 10), objective, seeds, rng_seed);
-  if (g == "calibrated-static") return run_one(s, t, RecentSampler(), gauss, fixed, objective, seeds, rng_seed);
-  if (g == "calibrated") return run_one(s, t, RecentSampler(), gauss, adaptive, objective, seeds, rng_seed);
+    return run_one(s, frontier, t, RecentSampler(), gauss, KdTreeCoverage(s.radius / 10), objective, seeds, rng_seed);
+  if (g == "calibrated-static")
+    return run_one(s, frontier, t, RecentSampler(), gauss, fixed, objective, seeds, rng_seed);
+  if (g == "calibrated") return run_one(s, frontier, t, RecentSampler(), gauss, adaptive, objective, seeds, rng_seed);
   if (g == "multiscale")
-    return run_one(s, t, RecentSampler(), GaussianMutator(s.sigma, b, 4.0f), adaptive, objective, seeds, rng_seed);
-  if (g == "probabilistic") return run_one(s, t, ProbabilisticSampler(), gauss, adaptive, objective, seeds, rng_seed);
-  if (g == "power") return run_one(s, t, PowerSampler(), gauss, adaptive, objective, seeds, rng_seed);
-  if (g == "bandit") return run_one(s, t, RecentSampler(), bandit, adaptive, objective, seeds, rng_seed);
-  if (g == "fitness") return run_one(s, t, FitnessSampler<RecentSampler>(), gauss, adaptive, fit, seeds, rng_seed);
-  if (g == "fitness-multiscale")
-    return run_one(s, t, FitnessSampler<RecentSampler>(), GaussianMutator(s.sigma, b, 4.0f), adaptive, fit, seeds,
+    return run_one(s, frontier, t, RecentSampler(), GaussianMutator(s.sigma, b, 4.0f), adaptive, objective, seeds,
                    rng_seed);
+  if (g == "probabilistic")
+    return run_one(s, frontier, t, ProbabilisticSampler(), gauss, adaptive, objective, seeds, rng_seed);
+  if (g == "power") return run_one(s, frontier, t, PowerSampler(), gauss, adaptive, objective, seeds, rng_seed);
+  if (g == "bandit") return run_one(s, frontier, t, RecentSampler(), bandit, adaptive, objective, seeds, rng_seed);
+  // Fitness only (Baseline::fitness_only): the defaults without coverage.
+  if (g == "fitness")
+    return run_one(s, frontier, shaped, DefaultSampler(), DefaultMutator(s.sigma, b), NoCoverage(), objective, seeds,
+                   rng_seed);
+  if (g == "fitness-calibrated")
+    return run_one(s, frontier, t, FitnessSampler<RecentSampler>(), gauss, adaptive, fit, seeds, rng_seed);
+  if (g == "fitness-multiscale")
+    return run_one(s, frontier, t, FitnessSampler<RecentSampler>(), GaussianMutator(s.sigma, b, 4.0f), adaptive, fit,
+                   seeds, rng_seed);
   if (g == "fitness-bandit")
-    return run_one(s, t, FitnessSampler<RecentSampler>(), bandit, adaptive, fit, seeds, rng_seed);
-  if (g == "fitness-random")  // fitness alone: no coverage, the corpus grows only by fitter mutants
-    return run_one(s, t, FitnessSampler<RecentSampler>(), gauss, NoCoverage(), fit, seeds, rng_seed);
+    return run_one(s, frontier, t, FitnessSampler<RecentSampler>(), bandit, adaptive, fit, seeds, rng_seed);
+  if (g == "fitness-gauss")  // fitness alone with TensorFuzz's noise: the corpus grows only by fitter mutants
+    return run_one(s, frontier, t, FitnessSampler<RecentSampler>(), gauss, NoCoverage(), fit, seeds, rng_seed);
   const SquareMutator square(28, b);
-  if (g == "square") return run_one(s, t, RecentSampler(), square, adaptive, objective, seeds, rng_seed);
+  if (g == "square") return run_one(s, frontier, t, RecentSampler(), square, adaptive, objective, seeds, rng_seed);
   if (g == "fitness-square")
-    return run_one(s, t, FitnessSampler<RecentSampler>(), square, adaptive, fit, seeds, rng_seed);
+    return run_one(s, frontier, t, FitnessSampler<RecentSampler>(), square, adaptive, fit, seeds, rng_seed);
   if (g == "fitness-square-bandit")
-    return run_one(s, t, FitnessSampler<RecentSampler>(),
+    return run_one(s, frontier, t, FitnessSampler<RecentSampler>(),
                    make_bandit_mutator(square, gauss, GaussianMutator(s.sigma, b, 4.0f)), adaptive, fit, seeds,
                    rng_seed);
   // The library's defaults as a user gets them (make_fuzzer(model, options)): DefaultSampler,
   // DefaultMutator, CalibratedCoverage and the objective's own fitness; the user declares the
   // image shape and the pixel domain (σ and bounds as every row here).
   if (g == "default") {
-    auto shaped = t;
-    shaped.set_input_shape({1, 28, 28});
-    return run_one(s, shaped, DefaultSampler(), DefaultMutator(s.sigma, b), CalibratedCoverage(), objective, seeds,
-                   rng_seed);
+    return run_one(s, frontier, shaped, DefaultSampler(), DefaultMutator(s.sigma, b), CalibratedCoverage(), objective,
+                   seeds, rng_seed);
   }
   if (g == "default-no-shape")  // the same, for a model that declares no shape: multi-scale noise only
-    return run_one(s, t, DefaultSampler(), DefaultMutator(s.sigma, b), CalibratedCoverage(), objective, seeds,
+    return run_one(s, frontier, t, DefaultSampler(), DefaultMutator(s.sigma, b), CalibratedCoverage(), objective, seeds,
                    rng_seed);
   if (g == "own-fitness-square")  // fitness-square with the objective's own fitness (no WithFitness)
-    return run_one(s, t, FitnessSampler<RecentSampler>(), square, adaptive, objective, seeds, rng_seed);
+    return run_one(s, frontier, t, FitnessSampler<RecentSampler>(), square, adaptive, objective, seeds, rng_seed);
   // The field's criteria, on the hidden layers (CoverageSignal::neurons), TensorFuzz's sampler and noise.
   const auto& nt = task.neuron_target;
   const LayerWidths layers = task.layers;
-  if (g == "nc") return run_one(s, nt, RecentSampler(), gauss, NeuronCoverage(layers), objective, seeds, rng_seed);
-  if (g == "kmnc") return run_one(s, nt, RecentSampler(), gauss, KMNCoverage(layers), objective, seeds, rng_seed);
-  if (g == "nbc") return run_one(s, nt, RecentSampler(), gauss, NBCoverage(layers), objective, seeds, rng_seed);
-  if (g == "snac") return run_one(s, nt, RecentSampler(), gauss, SNACoverage(layers), objective, seeds, rng_seed);
-  if (g == "tknc") return run_one(s, nt, RecentSampler(), gauss, TKNCoverage(layers), objective, seeds, rng_seed);
-  if (g == "nlc") return run_one(s, nt, RecentSampler(), gauss, NLCoverage(layers), objective, seeds, rng_seed);
+  if (g == "nc")
+    return run_one(s, frontier, nt, RecentSampler(), gauss, NeuronCoverage(layers), objective, seeds, rng_seed);
+  if (g == "kmnc")
+    return run_one(s, frontier, nt, RecentSampler(), gauss, KMNCoverage(layers), objective, seeds, rng_seed);
+  if (g == "nbc")
+    return run_one(s, frontier, nt, RecentSampler(), gauss, NBCoverage(layers), objective, seeds, rng_seed);
+  if (g == "snac")
+    return run_one(s, frontier, nt, RecentSampler(), gauss, SNACoverage(layers), objective, seeds, rng_seed);
+  if (g == "tknc")
+    return run_one(s, frontier, nt, RecentSampler(), gauss, TKNCoverage(layers), objective, seeds, rng_seed);
+  if (g == "nlc")
+    return run_one(s, frontier, nt, RecentSampler(), gauss, NLCoverage(layers), objective, seeds, rng_seed);
   throw std::invalid_argument("--guidance: unknown name '" + g + "'");
 }
 
@@ -184,9 +204,10 @@ const std::vector<std::string> kGuidance{"random",
                                          "power",
                                          "bandit",
                                          "fitness",
+                                         "fitness-calibrated",
                                          "fitness-multiscale",
                                          "fitness-bandit",
-                                         "fitness-random",
+                                         "fitness-gauss",
                                          "square",
                                          "fitness-square",
                                          "fitness-square-bandit",
@@ -259,7 +280,11 @@ void report(const Settings& s, const std::vector<Job>& jobs, const std::string& 
   for (std::size_t k = 0; k <= s.masters.size(); ++k) std::cout << "---|";
   std::cout << "---|---|\n";
   for (const std::string& g : s.guidance) {
-    std::cout << "| " << g << " |";
+    // The four baselines by their table names (nnfuzz/baselines.hpp), the other rows by theirs.
+    std::string label = g;
+    for (Baseline b : kBaselines)
+      if (g == baseline_name(b)) label = std::string(baseline_label(b)) + " (`" + g + "`)";
+    std::cout << "| " << label << " |";
     int all = 0, total = 0;
     std::vector<double> to_first, corpus;
     for (auto m : s.masters) {
@@ -298,8 +323,9 @@ void run_experiment(Settings s) {
           "--guidance: unknown name '" + g +
           "' (known: random, tensorfuzz, radius-x10, "
           "radius-div10, calibrated-static, calibrated, multiscale, probabilistic, power, "
-          "bandit, fitness, fitness-multiscale, fitness-bandit, fitness-random, square, fitness-square, "
-          "fitness-square-bandit, nc, kmnc, nbc, snac, tknc, nlc)");
+          "bandit, fitness, fitness-calibrated, fitness-multiscale, fitness-bandit, fitness-gauss, square, "
+          "fitness-square, fitness-square-bandit, own-fitness-square, default, default-no-shape, nc, kmnc, nbc, snac, "
+          "tknc, nlc)");
   const ex::Data data = ex::load_data(s.data_dir, scale);
   const Mlp<float> net = ex::train_or_load(ex::recipe(s.recipe, s.train_steps), data, scale, s.models_dir, std::cout);
   std::ostringstream dir;

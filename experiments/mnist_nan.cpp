@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // TensorFuzz's NaN experiment: fuzz an MNIST classifier with an unstabilised softmax / cross
 // entropy for inputs that make it produce NaN or Inf, with coverage-guided fuzzing (CGF) and with
-// random search (the same loop with NoCoverage), several runs each.
+// the four named baselines (nnfuzz/baselines.hpp: random search, fitness only, TensorFuzz's CGF,
+// the defaults), several runs each from the same seeds and RNG seeds.
 //
 //   mnist_nan --data data/mnist --runs 10 --executions 200000
 //   mnist_nan --data data/mnist --executions 200000 --sync out/sync --worker 0   (one worker of a
@@ -25,7 +26,8 @@ using namespace nnfuzz;
 
 struct Settings {
   std::string data_dir = "data/mnist", out_dir = "out/mnist_nan", models_dir = "out/models";
-  std::string recipe = "tf-nan", coverage = "sum-abs-logits", backend = "kdtree", sampler = "recent";
+  std::string recipe = "tf-nan", coverage = "sum-abs-logits", backend = "kdtree";
+  std::vector<Baseline> baselines{kBaselines.begin(), kBaselines.end()};  // the table's rows
   ex::Scale scale;
   int runs = 10;
   std::uint64_t seed = 1;
@@ -62,63 +64,57 @@ struct FirstFindingClock {
   }
 };
 
-template <typename Coverage, typename Sampler>
-RunRow fuzz_once(const Settings& s, const std::string& method, int run, const NanTarget& target, Coverage coverage,
-                 Sampler sampler, const RowMatrix& seeds, const ex::Data& data, const std::vector<Index>& seed_rows) {
+// One run of one baseline (baselines.hpp), from the run's seeds.
+RunRow fuzz_once(const Settings& s, Baseline baseline, int run, const NanTarget& target, const RowMatrix& seeds,
+                 const ex::Data& data, const std::vector<Index>& seed_rows) {
   FuzzOptions o;
   o.batch_size = s.batch;
   o.max_executions = s.executions;
   o.max_findings = 1;
-  o.seed = s.seed * 1000 + static_cast<std::uint64_t>(run);  // same RNG stream for CGF and random
-  MutationBounds b{s.scale.lo(), s.scale.hi()};
-  auto fuzzer = make_fuzzer(target, sampler, GaussianMutator(s.sigma, b, s.sigma_range), std::move(coverage),
-                            NonFiniteObjective(), o);
-  const std::string csv = s.out_dir + "/csv/" + method + "-run" + std::to_string(run) + ".csv";
-  std::ofstream csv_out = ex::open_output(csv);
-  CsvLogger log(csv_out);
-  FirstFindingClock clock;
-  ProgressPrinter printer(std::cerr, 5.0, 1.0);
-  const FuzzResult r = s.progress ? fuzzer.run(seeds, log, clock, printer) : fuzzer.run(seeds, log, clock);
-  ex::close_output(csv_out, csv);
-  RunRow row;
-  row.method = method;
-  row.run = run;
-  row.corpus = r.stats.corpus_size;
-  row.found = r.found();
-  {
+  o.seed = s.seed * 1000 + static_cast<std::uint64_t>(run);  // the same RNG stream for every baseline
+  BaselineSettings bs;
+  bs.sigma = s.sigma;
+  bs.bounds = MutationBounds{s.scale.lo(), s.scale.hi()};
+  bs.radius = s.radius;
+  const std::string method = baseline_name(baseline);
+  return with_baseline(baseline, target, NonFiniteObjective(), bs, o, [&](auto& fuzzer) {
+    const std::string csv = s.out_dir + "/csv/" + method + "-run" + std::to_string(run) + ".csv";
+    std::ofstream csv_out = ex::open_output(csv);
+    CsvLogger log(csv_out);
+    FirstFindingClock clock;
+    ProgressPrinter printer(std::cerr, 5.0, 1.0);
+    const FuzzResult r = s.progress ? fuzzer.run(seeds, log, clock, printer) : fuzzer.run(seeds, log, clock);
+    ex::close_output(csv_out, csv);
+    RunRow row;
+    row.method = method;
+    row.run = run;
+    row.corpus = r.stats.corpus_size;
+    row.found = r.found();
     const Corpus& c = fuzzer.corpus();
     for (Index i = 0; i < c.size(); ++i) {
       const RowMatrix l = target.net().logits(c.input(i));
       row.max_spread = std::max(row.max_spread, l.maxCoeff() - l.minCoeff());
     }
-  }
-  row.executions = row.found ? r.findings[0].execution : r.stats.executions;
-  row.seconds = row.found ? clock.seconds : r.stats.seconds;
-  if (row.found) {
-    const Finding& f = r.findings[0];
-    row.what = f.what.substr(f.what.find('\'') + 1);
-    row.what.pop_back();
-    row.replayed = fuzzer.replay(f.input);  // re-evaluated from the saved input: same verdict?
-    // Picture: the data-set seed, the NaN input, and the difference.
-    const RowMatrix one = f.input;
-    const Index pred = argmax(target.net().logits(one).row(0));
-    std::ostringstream name;
-    name << s.out_dir << "/findings/" << method << "-run" << run << "-seed"
-         << seed_rows[static_cast<std::size_t>(f.root)] << "-label"
-         << data.train.labels(seed_rows[static_cast<std::size_t>(f.root)]) << "-pred" << pred << "-" << row.what
-         << ".png";
-    ex::write_triptych(name.str(), seeds.row(f.root), f.input, data.train.rows, data.train.cols, s.scale.lo(),
-                       s.scale.hi());
-  }
-  return row;
-}
-
-template <typename Coverage>
-RunRow fuzz_with_sampler(const Settings& s, const std::string& method, int run, const NanTarget& t, Coverage c,
-                         const RowMatrix& seeds, const ex::Data& d, const std::vector<Index>& rows) {
-  if (s.sampler == "recent") return fuzz_once(s, method, run, t, std::move(c), RecentSampler(), seeds, d, rows);
-  if (s.sampler == "uniform") return fuzz_once(s, method, run, t, std::move(c), UniformSampler(), seeds, d, rows);
-  return fuzz_once(s, method, run, t, std::move(c), ExponentialRecencySampler(), seeds, d, rows);
+    row.executions = row.found ? r.findings[0].execution : r.stats.executions;
+    row.seconds = row.found ? clock.seconds : r.stats.seconds;
+    if (row.found) {
+      const Finding& f = r.findings[0];
+      row.what = f.what.substr(f.what.find('\'') + 1);
+      row.what.pop_back();
+      row.replayed = fuzzer.replay(f.input);  // re-evaluated from the saved input: same verdict?
+      // Picture: the data-set seed, the NaN input, and the difference.
+      const RowMatrix one = f.input;
+      const Index pred = argmax(target.net().logits(one).row(0));
+      std::ostringstream name;
+      name << s.out_dir << "/findings/" << method << "-run" << run << "-seed"
+           << seed_rows[static_cast<std::size_t>(f.root)] << "-label"
+           << data.train.labels(seed_rows[static_cast<std::size_t>(f.root)]) << "-pred" << pred << "-" << row.what
+           << ".png";
+      ex::write_triptych(name.str(), seeds.row(f.root), f.input, data.train.rows, data.train.cols, s.scale.lo(),
+                         s.scale.hi());
+    }
+    return row;
+  });
 }
 
 void add_options(CLI::App& app, Settings& s) {
@@ -133,8 +129,8 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--coverage", s.coverage,
                  "coverage vector: sum-abs-logits (TensorFuzz), value-profile (+ max logit, logit spread) or logits")
       ->capture_default_str();
-  ex::flag::backend(app, s.backend);
-  app.add_option("--sampler", s.sampler, "parent sampler: recent (TensorFuzz), uniform, exp")->capture_default_str();
+  ex::flag::backend(app, s.backend, "--sync workers");
+  ex::flag::baselines(app, s.baselines);
   app.add_flag("--progress", s.progress, "print libFuzzer-style status lines while fuzzing");
   ex::flag::train_steps(app, s.train_steps);
   ex::add_sync_options(&app, s.sync);
@@ -154,8 +150,6 @@ void validate(const Settings& s) {
     throw std::invalid_argument("--coverage must be sum-abs-logits, value-profile or logits, got '" + s.coverage + "'");
   if (s.backend != "kdtree" && s.backend != "brute")
     throw std::invalid_argument("--backend must be kdtree or brute, got '" + s.backend + "'");
-  if (s.sampler != "recent" && s.sampler != "uniform" && s.sampler != "exp")
-    throw std::invalid_argument("--sampler must be recent, uniform or exp, got '" + s.sampler + "'");
 }
 
 // The data set itself: how many images already give a NaN? (TensorFuzz: none.)
@@ -173,7 +167,7 @@ Index count_nonfinite_images(const NanTarget& target, const ex::Data& data) {
   return data_nans;
 }
 
-// Every run of both methods; run r's seeds are a random sample of training images, the same for both.
+// Every run of every baseline; run r's seeds are a random sample of training images, the same for all.
 std::vector<RunRow> fuzz_all(const Settings& s, const NanTarget& target, const ex::Data& data) {
   std::vector<RunRow> rows;
   for (int run = 1; run <= s.runs; ++run) {
@@ -184,43 +178,65 @@ std::vector<RunRow> fuzz_all(const Settings& s, const NanTarget& target, const e
       seed_rows.push_back(pick.uniform_index(data.train.images.rows()));
       seeds.row(i) = data.train.images.row(seed_rows.back());
     }
-    const float thr = s.radius;
-    if (s.backend == "kdtree")
-      rows.push_back(fuzz_with_sampler(s, "cgf", run, target, KdTreeCoverage(thr), seeds, data, seed_rows));
-    else
-      rows.push_back(fuzz_with_sampler(s, "cgf", run, target, BruteForceCoverage(thr), seeds, data, seed_rows));
-    rows.push_back(fuzz_with_sampler(s, "random", run, target, NoCoverage(), seeds, data, seed_rows));
+    for (Baseline b : s.baselines) rows.push_back(fuzz_once(s, b, run, target, seeds, data, seed_rows));
   }
   return rows;
 }
 
 void print_table(const Settings& s, const std::vector<RunRow>& rows) {
-  std::cout << "method  run  found  executions  seconds  corpus  max spread  first non-finite  replayed\n";
-  int found_cgf = 0, found_rnd = 0;
-  for (const auto& r : rows) {
-    std::cout << std::left << std::setw(8) << r.method << std::setw(5) << r.run << std::setw(7)
+  std::cout << "method      run  found  executions  seconds  corpus  max spread  first non-finite  replayed\n";
+  for (const auto& r : rows)
+    std::cout << std::left << std::setw(12) << r.method << std::setw(5) << r.run << std::setw(7)
               << (r.found ? "yes" : "no") << std::setw(12) << r.executions << std::setw(9) << std::fixed
               << std::setprecision(2) << r.seconds << std::setw(8) << r.corpus << std::setw(12) << std::setprecision(1)
               << r.max_spread << std::setw(18) << (r.found ? r.what : "-")
               << (r.found ? (r.replayed ? "yes" : "NO") : "-") << "\n";
-    (r.method == "cgf" ? found_cgf : found_rnd) += r.found && r.replayed;
+  // The summary table: one row per baseline (a NaN counts when it fired again on replay).
+  std::string summary;
+  std::cout << "\n| NaN hunt | runs that found a NaN | median executions to it | median corpus |\n|---|---|---|---|\n";
+  std::cout << "| TensorFuzz (paper): CGF / random search | 10/10 / 0/10 | — | — |\n";
+  for (Baseline b : s.baselines) {
+    int found = 0;
+    std::vector<double> to_first, corpus;
+    for (const auto& r : rows)
+      if (r.method == baseline_name(b)) {
+        if (r.found && r.replayed) {
+          ++found;
+          to_first.push_back(static_cast<double>(r.executions));
+        }
+        corpus.push_back(static_cast<double>(r.corpus));
+      }
+    std::cout << "| " << baseline_label(b) << " | " << found << "/" << s.runs << " | ";
+    if (to_first.empty())
+      std::cout << "—";
+    else
+      std::cout << std::setprecision(0) << ex::median(to_first);
+    std::cout << " | " << std::setprecision(0) << ex::median(corpus) << " |\n";
+    summary += std::string(summary.empty() ? "" : ", ") + baseline_name(b) + " " + std::to_string(found) + "/" +
+               std::to_string(s.runs);
   }
-  std::cout << "\nsummary: CGF found a NaN in " << found_cgf << "/" << s.runs << " runs, random search in " << found_rnd
-            << "/" << s.runs << " (TensorFuzz: 10/10 vs 0/10)\n";
+  std::cout << std::defaultfloat << "\nsummary: NaN found in " << summary
+            << " runs (TensorFuzz: CGF 10/10, random search 0/10)\n";
 }
 
-// Corpus growth, CGF vs random (the paper's figure).
+// Corpus growth per baseline (the paper's figure).
 void plot_corpus_growth(const Settings& s, const ex::Data& data) {
   std::ostringstream gp;
   gp << "set terminal pngcairo size 900,560\nset output '" << s.out_dir << "/corpus_growth.png'\n"
      << "set datafile separator ','\nset key left top\nset xlabel 'executions'\nset ylabel 'corpus size'\n"
-     << "set title 'NaN hunt on " << data.name << " (" << s.recipe << "): corpus size, CGF vs random search'\nplot ";
-  for (int run = 1; run <= s.runs; ++run) {
-    gp << (run > 1 ? ", " : "") << "'" << s.out_dir << "/csv/cgf-run" << run
-       << ".csv' using 1:2 with lines lc rgb '#1f77b4' " << (run == 1 ? "title 'CGF'" : "notitle");
-    gp << ", '" << s.out_dir << "/csv/random-run" << run << ".csv' using 1:2 with lines lc rgb '#d62728' "
-       << (run == 1 ? "title 'random search'" : "notitle");
-  }
+     << "set title 'NaN hunt on " << data.name << " (" << s.recipe << "): corpus size per baseline'\nplot ";
+  const char* colours[] = {"#d62728", "#ff7f0e", "#1f77b4", "#2ca02c"};  // by Baseline
+  bool first = true;
+  for (Baseline b : s.baselines)
+    for (int run = 1; run <= s.runs; ++run) {
+      gp << (first ? "" : ", ") << "'" << s.out_dir << "/csv/" << baseline_name(b) << "-run" << run
+         << ".csv' using 1:2 with lines lc rgb '" << colours[static_cast<int>(b)] << "' ";
+      if (run == 1)
+        gp << "title \"" << baseline_label(b) << "\"";  // the label holds an apostrophe
+      else
+        gp << "notitle";
+      first = false;
+    }
   gp << "\n";
   ex::gnuplot(s.out_dir + "/corpus_growth.gp", gp.str(), s.out_dir + "/corpus_growth.png", std::cout);
 }
@@ -285,9 +301,11 @@ void run_experiment(const Settings& s) {
 
   const ex::Data data = ex::load_data(s.data_dir, s.scale);
   const Mlp<float> net = ex::train_or_load(ex::recipe(s.recipe, s.train_steps), data, s.scale, s.models_dir, std::cout);
-  const NanTarget target(net, s.coverage == "logits"          ? CoverageSignal::logits
-                              : s.coverage == "value-profile" ? CoverageSignal::value_profile
-                                                              : CoverageSignal::sum_abs_logits);
+  NanTarget target(net, s.coverage == "logits"          ? CoverageSignal::logits
+                        : s.coverage == "value-profile" ? CoverageSignal::value_profile
+                                                        : CoverageSignal::sum_abs_logits);
+  // Declared as a user would: the defaults' DefaultMutator adds Square patches to an image.
+  target.set_input_shape({1, data.train.rows, data.train.cols});
   if (s.replay) {
     if (!replay_campaign(s, target)) throw std::runtime_error("replay: a finding did not fire again, or no worker");
     return;
@@ -303,8 +321,8 @@ void run_experiment(const Settings& s) {
   std::cout << "data set: " << data_nans << " of " << data.train.images.rows() + data.test.images.rows()
             << " images give a non-finite value\n";
   std::cout << "fuzzing: " << s.runs << " runs x " << s.executions << " executions, batch " << s.batch << ", sigma "
-            << s.sigma << ", radius " << s.radius << " (L2), coverage " << s.coverage << ", " << s.backend
-            << ", sampler " << s.sampler << ", " << s.seeds << " seeds, pixels " << s.scale.name << "\n\n";
+            << s.sigma << ", TensorFuzz's radius " << s.radius << " (L2), coverage " << s.coverage << ", " << s.seeds
+            << " seeds, pixels " << s.scale.name << "; rows: " << ex::baseline_names(s.baselines) << "\n\n";
   print_table(s, fuzz_all(s, target, data));
   plot_corpus_growth(s, data);
   std::cout << "pictures of the findings: " << s.out_dir << "/findings/, plot: " << s.out_dir << "/corpus_growth.png\n";
@@ -315,7 +333,7 @@ void run_experiment(const Settings& s) {
 
 int main(int argc, char** argv) {
   Settings s;
-  CLI::App app{"nnfuzz: TensorFuzz's NaN experiment on an MNIST classifier, CGF vs random search"};
+  CLI::App app{"nnfuzz: TensorFuzz's NaN experiment on an MNIST classifier, the four baselines"};
   add_options(app, s);
   return ex::driver_main("mnist_nan", app, argc, argv, [&] {
     validate(s);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // TensorFuzz's quantization experiment: search, within an L-inf ball around each of N test
 // images, for inputs on which a float32 MNIST classifier and its float16 twin disagree, with
-// coverage-guided fuzzing (CGF) and with random search (NoCoverage), the same budget per seed.
+// the four named baselines (nnfuzz/baselines.hpp: random search, fitness only, TensorFuzz's CGF,
+// the defaults), the same budget and RNG seed per seed image.
 //
 //   mnist_quantization --data data/mnist --seeds 100 --executions 10000 --eps 0.2,0.4
 // Twins: half-arithmetic (inputs, weights and every sum in float16, as TensorFuzz's model) and
@@ -26,7 +27,8 @@ using namespace nnfuzz;
 
 struct Settings {
   std::string data_dir = "data/mnist", out_dir = "out/mnist_quantization", models_dir = "out/models";
-  std::string recipe = "tf-quant", backend = "kdtree", sampler = "recent";
+  std::string recipe = "tf-quant";
+  std::vector<Baseline> baselines{kBaselines.begin(), kBaselines.end()};  // the table's rows
   std::vector<std::string> twins{"half-arithmetic", "half-storage"};
   std::vector<float> eps{0.2f, 0.4f};
   ex::Scale scale{"01"};
@@ -35,7 +37,7 @@ struct Settings {
   std::uint64_t executions = 10000;
   Index batch = 100;
   float sigma = 0.1f;
-  float sigma_range = 1.0f;
+  float sigma_range = 1.0f;  // unused: the baselines fix their noise (kept for the shared --sigma-range flag)
   float radius = nnfuzz::radius_from_squared(0.5f);
   int jobs = 0;
   int pictures = 12;
@@ -95,31 +97,35 @@ struct SeedResult {
   Index ref_class = -1, cand_class = -1;
 };
 
-template <typename Pair, typename Coverage>
-SeedResult fuzz_seed(const Settings& s, const Pair& pair, Coverage coverage, float eps, const RowMatrix& seed_row,
+template <typename Pair>
+SeedResult fuzz_seed(const Settings& s, const Pair& pair, Baseline baseline, float eps, const RowMatrix& seed_row,
                      std::uint64_t rng_seed) {
   FuzzOptions o;
   o.batch_size = s.batch;
   o.max_executions = s.executions;
   o.max_findings = 1;
   o.seed = rng_seed;
-  const MutationBounds b{s.scale.lo(), s.scale.hi(), eps};
-  SeedResult r;
-  auto fuzzer = make_fuzzer(pair, RecentSampler(), GaussianMutator(s.sigma, b, s.sigma_range), std::move(coverage),
-                            DisagreementObjective(0.0f, 1.0f), o);  // gaps of one float16 ulp are ties
-  const FuzzResult fr = fuzzer.run(seed_row);
-  r.corpus = fr.stats.corpus_size;
-  r.executions = fr.stats.executions;
-  if (fr.found()) {
-    const Verdict v = recheck(pair, fr.findings[0].input, s.batch, &r.ref_class, &r.cand_class);
-    r.found = v == Verdict::confirmed;
-    r.tie = v == Verdict::tie;
-    if (r.found) {
-      r.executions = fr.findings[0].execution;
-      r.input = fr.findings[0].input;
+  BaselineSettings bs;
+  bs.sigma = s.sigma;
+  bs.bounds = MutationBounds{s.scale.lo(), s.scale.hi(), eps};
+  bs.radius = s.radius;
+  // Gaps of one float16 ulp are ties, not disagreements.
+  return with_baseline(baseline, pair, DisagreementObjective(0.0f, 1.0f), bs, o, [&](auto& fuzzer) {
+    SeedResult r;
+    const FuzzResult fr = fuzzer.run(seed_row);
+    r.corpus = fr.stats.corpus_size;
+    r.executions = fr.stats.executions;
+    if (fr.found()) {
+      const Verdict v = recheck(pair, fr.findings[0].input, s.batch, &r.ref_class, &r.cand_class);
+      r.found = v == Verdict::confirmed;
+      r.tie = v == Verdict::tie;
+      if (r.found) {
+        r.executions = fr.findings[0].execution;
+        r.input = fr.findings[0].input;
+      }
     }
-  }
-  return r;
+    return r;
+  });
 }
 
 struct Config {
@@ -132,7 +138,8 @@ template <typename Pair>
 void run_twin(const Settings& s, const std::string& twin, const Pair& pair, const ex::Data& data,
               const std::vector<Index>& seed_rows, std::vector<Config>& configs) {
   for (float eps : s.eps)
-    for (const std::string method : {"cgf", "random"}) {
+    for (Baseline baseline : s.baselines) {
+      const std::string method = baseline_name(baseline);
       Config c{twin, method, eps, std::vector<SeedResult>(seed_rows.size())};
       // Seeds are independent fuzz runs: spread them over the cores. Each run's RNG seed depends
       // only on the seed index, so the table does not depend on --jobs.
@@ -141,12 +148,7 @@ void run_twin(const Settings& s, const std::string& twin, const Pair& pair, cons
         for (std::size_t i; (i = next++) < seed_rows.size();) {
           const RowMatrix seed = data.test.images.row(seed_rows[i]);
           const std::uint64_t rs = s.seed * 1000003 + i;
-          if (method == "random")
-            c.results[i] = fuzz_seed(s, pair, NoCoverage(), eps, seed, rs);
-          else if (s.backend == "brute")
-            c.results[i] = fuzz_seed(s, pair, BruteForceCoverage(s.radius), eps, seed, rs);
-          else
-            c.results[i] = fuzz_seed(s, pair, KdTreeCoverage(s.radius), eps, seed, rs);
+          c.results[i] = fuzz_seed(s, pair, baseline, eps, seed, rs);
         }
       };
       const int jobs = s.jobs > 0 ? s.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -171,7 +173,7 @@ void add_options(CLI::App& app, Settings& s) {
   ex::flag::eps(app, s.eps);
   ex::flag::seeds(app, s.seeds, "test images to fuzz around");
   ex::flag::campaign(app, s, {"", "per seed image", "on the float logits"});
-  ex::flag::backend(app, s.backend);
+  ex::flag::baselines(app, s.baselines);
   ex::flag::jobs(app, s.jobs);
   app.add_option("--pictures", s.pictures, "PNGs written per configuration")
       ->transform(ex::integer_count<std::decay_t<decltype(s.pictures)>>())
@@ -187,8 +189,6 @@ void validate(const Settings& s) {
       throw std::invalid_argument("--twins must list half-arithmetic and/or half-storage, got '" + t + "'");
   for (float e : s.eps)
     if (!(e > 0)) throw std::invalid_argument("--eps values must be positive, got " + std::to_string(e));
-  if (s.backend != "kdtree" && s.backend != "brute")
-    throw std::invalid_argument("--backend must be kdtree or brute, got '" + s.backend + "'");
 }
 
 // The first --seeds test images the float model classifies correctly.
@@ -203,8 +203,8 @@ std::vector<Index> pick_seeds(const Settings& s, const Mlp<float>& net, const ex
 // --pictures PNGs of confirmed disagreements per configuration.
 void report(const Settings& s, const ex::Data& data, const std::vector<Index>& seed_rows,
             const std::vector<Config>& configs) {
-  std::cout
-      << "\ntwin             eps    method  seeds with a confirmed disagreement  median executions to first  ties\n";
+  std::cout << "\ntwin             eps    method      seeds with a confirmed disagreement  median executions to first  "
+               "ties\n";
   const std::string csv_path = s.out_dir + "/csv/seeds.csv";
   std::ofstream csv = ex::open_output(csv_path);
   csv << "twin,eps,method,seed_index,test_image,found,tie,executions,corpus_size\n";
@@ -229,9 +229,9 @@ void report(const Settings& s, const ex::Data& data, const std::vector<Index>& s
       ties += r.tie;
     }
     const double pct = 100.0 * static_cast<double>(found) / static_cast<double>(c.results.size());
-    std::cout << std::left << std::setw(17) << c.twin << std::setw(7) << c.eps << std::setw(8) << c.method << std::right
-              << std::setw(5) << found << "/" << std::left << std::setw(5) << c.results.size() << std::right
-              << std::setw(6) << std::fixed << std::setprecision(0) << pct << "%" << std::setw(22) << ""
+    std::cout << std::left << std::setw(17) << c.twin << std::setw(7) << c.eps << std::setw(12) << c.method
+              << std::right << std::setw(5) << found << "/" << std::left << std::setw(5) << c.results.size()
+              << std::right << std::setw(6) << std::fixed << std::setprecision(0) << pct << "%" << std::setw(22) << ""
               << std::setw(10);
     if (to_first.empty())
       std::cout << "-";
@@ -241,15 +241,38 @@ void report(const Settings& s, const ex::Data& data, const std::vector<Index>& s
   }
   ex::close_output(csv, csv_path);
   std::cout << "(TensorFuzz: 70% of seeds with CGF, none with random search, at radius 0.4 on [-1,1] pixels)\n";
+  // The same as a markdown table: one row per baseline, one column per (twin, eps).
+  std::cout << "\n| float32 vs float16 |";
+  std::vector<std::pair<std::string, float>> columns;
+  for (const Config& c : configs)
+    if (std::find(columns.begin(), columns.end(), std::make_pair(c.twin, c.eps)) == columns.end())
+      columns.emplace_back(c.twin, c.eps);
+  for (const auto& col : columns) std::cout << " " << col.first << ", L-inf " << col.second << " |";
+  std::cout << "\n|---|";
+  for (std::size_t k = 0; k < columns.size(); ++k) std::cout << "---|";
+  std::cout << "\n| TensorFuzz (paper), L-inf 0.4 on [-1,1]: CGF / random search |";
+  for (std::size_t k = 0; k < columns.size(); ++k) std::cout << " 70% / 0% |";
+  std::cout << "\n";
+  for (Baseline b : s.baselines) {
+    std::cout << "| " << baseline_label(b) << " |";
+    for (const auto& col : columns)
+      for (const Config& c : configs)
+        if (c.method == baseline_name(b) && c.twin == col.first && c.eps == col.second) {
+          Index found = 0;
+          for (const SeedResult& r : c.results) found += r.found;
+          std::cout << " " << found << "/" << c.results.size() << " |";
+        }
+    std::cout << "\n";
+  }
 }
 
-// Fraction of seeds with a confirmed disagreement after n executions, CGF vs random.
+// Fraction of seeds with a confirmed disagreement after n executions, per baseline.
 void plot_found_vs_executions(const Settings& s, const ex::Data& data, const std::vector<Config>& configs) {
   std::ostringstream gp;
   gp << "set terminal pngcairo size 900,560\nset output '" << s.out_dir << "/found_vs_executions.png'\n"
      << "set datafile separator ','\nset key left top\nset xlabel 'executions per seed'\n"
      << "set ylabel 'seeds with a confirmed disagreement (%)'\nset yrange [0:100]\n"
-     << "set title 'float32 vs float16 on " << data.name << ": CGF (solid) vs random search (dashed)'\nplot ";
+     << "set title 'float32 vs float16 on " << data.name << ": the four baselines'\nplot ";
   int k = 0;
   for (const Config& c : configs) {
     std::ostringstream fn;
@@ -265,8 +288,8 @@ void plot_found_vs_executions(const Settings& s, const ex::Data& data, const std
     cum << s.executions << ',' << 100.0 * static_cast<double>(ex_found.size()) / static_cast<double>(c.results.size())
         << '\n';
     ex::close_output(cum, fn.str());
-    gp << (k > 0 ? ", " : "") << "'" << fn.str() << "' using 1:2 with steps lw 2 dt " << (c.method == "cgf" ? 1 : 2)
-       << " lc " << k / 2 + 1 << " title '" << c.twin << " eps " << c.eps << " " << c.method << "'";
+    gp << (k > 0 ? ", " : "") << "'" << fn.str() << "' using 1:2 with steps lw 2 dt " << (k % 4 + 1) << " lc "
+       << k / 4 + 1 << " title '" << c.twin << " eps " << c.eps << " " << c.method << "'";
     ++k;
   }
   gp << "\n";
@@ -278,8 +301,11 @@ void run_experiment(const Settings& s) {
   ex::fs::create_directories(s.out_dir + "/csv");
   const ex::Data data = ex::load_data(s.data_dir, s.scale);
   const Mlp<float> net = ex::train_or_load(ex::recipe(s.recipe, s.train_steps), data, s.scale, s.models_dir, std::cout);
-  const auto pa = make_half_arithmetic_pair(net);
-  const auto ps = make_half_storage_pair(net);
+  auto pa = make_half_arithmetic_pair(net);
+  auto ps = make_half_storage_pair(net);
+  // Declared as a user would: the defaults' DefaultMutator adds Square patches to an image.
+  pa.set_input_shape({1, data.test.rows, data.test.cols});
+  ps.set_input_shape({1, data.test.rows, data.test.cols});
 
   // The test set itself (TensorFuzz: no disagreement on the test set).
   for (const auto& twin : s.twins) {
@@ -290,8 +316,8 @@ void run_experiment(const Settings& s) {
   }
   const std::vector<Index> seed_rows = pick_seeds(s, net, data);
   std::cout << "fuzzing " << seed_rows.size() << " seeds x " << s.executions << " executions, batch " << s.batch
-            << ", sigma " << s.sigma << " (range " << s.sigma_range << "), coverage float logits, radius " << s.radius
-            << " (L2), " << s.backend << ", pixels " << s.scale.name << "\n";
+            << ", sigma " << s.sigma << ", coverage float logits, TensorFuzz's radius " << s.radius << " (L2), pixels "
+            << s.scale.name << "; rows: " << ex::baseline_names(s.baselines) << "\n";
 
   std::vector<Config> configs;
   for (const auto& twin : s.twins) {
@@ -311,7 +337,7 @@ void run_experiment(const Settings& s) {
 
 int main(int argc, char** argv) {
   Settings s;
-  CLI::App app{"nnfuzz: TensorFuzz's float32 vs float16 disagreement experiment on MNIST, CGF vs random search"};
+  CLI::App app{"nnfuzz: TensorFuzz's float32 vs float16 disagreement experiment on MNIST, the four baselines"};
   add_options(app, s);
   return ex::driver_main("mnist_quantization", app, argc, argv, [&] {
     validate(s);

@@ -24,22 +24,31 @@ echo "=== 2. MNIST models (trained once, then loaded from out/models)"
 "${build}/experiments/mnist_train" --data data/mnist --scale pm1 --recipes tf-nan
 "${build}/experiments/mnist_train" --data data/mnist --scale 01 --recipes tf-quant
 
+# Every table below has the same four rows (include/nnfuzz/baselines.hpp): random search (no
+# coverage, no fitness frontier), fitness only (the defaults without coverage), TensorFuzz's CGF
+# and the defaults; the paper's figures are printed beside them, then one line reading the table.
 echo
-echo "=== 3. NaN hunt: 5 runs x 200,000 executions, CGF vs random search (TensorFuzz's settings, multi-scale noise)"
-"${build}/experiments/mnist_nan" --data data/mnist --out out/demo/mnist_nan --runs 5 --sigma-range 4
+echo "=== 3. NaN hunt: 5 runs x 200,000 executions per row (TensorFuzz's model, pixels and sigma)"
+mkdir -p out/demo
+"${build}/experiments/mnist_nan" --data data/mnist --out out/demo/mnist_nan --runs 5 | tee out/demo/mnist_nan.txt |
+  sed -n '/^| NaN hunt/,$p'
+python3 scripts/demo_reading.py nan out/demo/mnist_nan.txt
 
 echo
-echo "=== 4. float32 vs float16 disagreements: 30 test images x 10,000 executions, radius 0.4"
-"${build}/experiments/mnist_quantization" --data data/mnist --out out/demo/mnist_quantization --seeds 30 --eps 0.4 \
-  --twins half-arithmetic
+echo "=== 4. float32 vs float16 disagreements: 30 test images x 10,000 executions per row, L-inf 0.2 and 0.4"
+"${build}/experiments/mnist_quantization" --data data/mnist --out out/demo/mnist_quantization --seeds 30 \
+  --eps 0.2,0.4 --twins half-arithmetic | tee out/demo/mnist_quantization.txt | sed -n '/^| float32 vs float16/,/^$/p'
+python3 scripts/demo_reading.py table out/demo/mnist_quantization.txt
 
 echo
-echo "=== 5. A language model says what it must not: blacklisted words, random search vs TensorFuzz's CGF"
-echo "    vs the guided search (progress fitness + aimed noise + projected coverage, issue #23)"
-echo "    (a small GRU trained for a minute; its blacklist: experiments/char_rnn_blacklist_h128.txt, rule 1)"
+echo "=== 5. A language model says what it must not: blacklisted words, the four rows"
+echo "    (a small GRU trained for a minute; its blacklist: experiments/char_rnn_blacklist_h128.txt, rule 1;"
+echo "    2 runs x 20,000 executions per row; the defaults here = fitness + aimed noise + projected coverage)"
 "${build}/experiments/char_rnn" --hidden 128 --train-steps 1500 --jobs "$(nproc)" fuzz --runs 2 \
-  --executions 20000 --blacklist experiments/char_rnn_blacklist_h128.txt --modes random,cgf,combination \
-  --out out/demo/char_rnn | sed -n '/^# char_rnn/,$p'
+  --executions 20000 --blacklist experiments/char_rnn_blacklist_h128.txt --modes random,fitness,tensorfuzz,default \
+  --out out/demo/char_rnn | sed -n '/^# char_rnn/,$p' | tee out/demo/char_rnn.txt
+echo "(TensorFuzz, 24 hours: CGF 6 of 10 words, random search 1 of 10)"
+python3 scripts/demo_reading.py lm out/demo/char_rnn.txt
 
 if [[ -x "${build}/cli/nnfuzz" ]]; then
   echo

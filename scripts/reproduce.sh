@@ -1,79 +1,138 @@
 #!/usr/bin/env bash
-# Reproduces every table of the README's "Results" section (about 80 minutes on 2 cores with the guidance comparison, then about
-# 75 more for the language model's experiment, which comes last).
-# Each command's output goes to out/results/<name>.txt.
+# Regenerates the result tables of docs/results.md and the README's summary from runs. Every
+# table has the same four rows (nnfuzz/baselines.hpp): random search, fitness only, TensorFuzz's
+# CGF, the defaults; each is written between its markers with the command, commit, build and CPU
+# under it (scripts/results_tables.py). Fuzzing counts are deterministic per seed: a rerun on the
+# same build and instruction set writes the same tables bit for bit.
+#
+#   scripts/reproduce.sh                 every table: NaN hunt and float32/float16 on MNIST digits
+#                                        and Fashion-MNIST (about 25 min on 2 cores), then the
+#                                        language model (about 60 min more)
+#   scripts/reproduce.sh --no-lm         without the language model
+#   scripts/reproduce.sh --quick         the quick subset (about 2 min after a 1-minute build):
+#                                        Fashion-MNIST (Debian's package, no download), a portable
+#                                        build (no -march) in build-repro and the generic noise
+#                                        kernel, so that any x86-64 machine gives the same bits
+#   scripts/reproduce.sh --quick --check the same, compared with docs/results.md instead of
+#                                        written: exits 1 and prints both tables on a difference (CI)
+#   scripts/reproduce.sh --extra         also the other experiments (regression testing, guidance
+#                                        variants, engines) into out/results/*.txt, not into docs
+# BUILD_DIR: the build of the full tables (default build); JOBS: fuzzing threads (default nproc).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${root}"
-b="${BUILD_DIR:-build}/experiments"
+quick=0 check=0 lm=1 extra=0
+for a in "$@"; do
+  case "${a}" in
+    --quick) quick=1 ;;
+    --check) check=1 ;;
+    --no-lm) lm=0 ;;
+    --extra) extra=1 ;;
+    *) echo "reproduce.sh: unknown option '${a}' (--quick, --check, --no-lm, --extra)" >&2; exit 2 ;;
+  esac
+done
+[[ ${check} -eq 1 && ${quick} -eq 0 ]] && { echo "reproduce.sh: --check needs --quick" >&2; exit 2; }
+jobs="${JOBS:-$(nproc)}"
 fashion=/usr/share/datasets/fashion-mnist
-mkdir -p out/results
-run() {
+tables="${root}/scripts/results_tables.py"
+out="${root}/out/results"
+mkdir -p "${out}"
+commit="$(git -C "${root}" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+cpu="$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
+isa="$(grep -qw avx512f /proc/cpuinfo && echo AVX-512 || (grep -qw avx2 /proc/cpuinfo && echo AVX2 || echo SSE2))"
+compiler="$(c++ --version | head -n 1)"
+
+if [[ ${quick} -eq 1 ]]; then
+  build="${root}/build-repro"
+  cmake -S . -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNNFUZZ_NATIVE=OFF -DNNFUZZ_BUILD_TESTS=OFF \
+    -DNNFUZZ_BUILD_EXAMPLES=OFF -DNNFUZZ_BUILD_BENCHMARKS=OFF -DNNFUZZ_BUILD_ADAPTERS=OFF -DNNFUZZ_INSTALL=OFF > /dev/null
+  cmake --build "${build}" -j "${jobs}" --target guidance
+  export NNFUZZ_NOISE_KERNEL=generic
+  how="build: \`${compiler}\`, CMake Release, portable (no -march), noise kernel \`generic\` (any x86-64 gives these bits)"
+else
+  build="${root}/${BUILD_DIR:-build}"
+  tools/fetch_mnist.sh data/mnist
+  cmake -S . -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
+  cmake --build "${build}" -j "${jobs}" --target guidance char_rnn mnist_train
+  how="build: \`${compiler}\`, CMake Release, -march=native; noise kernel automatic (${isa})"
+fi
+bin="${build}/experiments"
+models="${build}/models"  # trained per build: weights depend on the instruction set
+status=0
+
+# table NAME COMMAND...: runs a driver, takes the first markdown table of its output, and writes
+# it into docs/results.md (or, with --check, compares it with what is there).
+table() {
   local name="$1"; shift
-  echo "== ${name}: $*"
-  "$@" > "out/results/${name}.txt"
-  grep -E '^summary|^half-|^\| [a-z]|test accuracy|disagreements|^## |^words found|^runs with|held-out' \
-    "out/results/${name}.txt" || true
+  echo "== ${name}: $*" >&2
+  "$@" > "${out}/${name}.txt"
+  python3 "${tables}" extract "${out}/${name}.txt" "${out}/${name}.md"
+  put "${name}" "$*"
 }
-run train-mnist-pm1 "${b}/mnist_train" --data data/mnist --scale pm1
-run train-mnist-01 "${b}/mnist_train" --data data/mnist --scale 01
-run train-fashion-01 "${b}/mnist_train" --data "${fashion}" --scale 01
-run train-fashion-pm1 "${b}/mnist_train" --data "${fashion}" --scale pm1 --recipes tf-nan
+# put NAME COMMAND: writes (or checks) out/results/NAME.md between NAME's markers.
+put() {
+  local name="$1" command="${2//${root}\//}"
+  cat "${out}/${1}.md" >&2
+  if [[ ${check} -eq 1 ]]; then
+    python3 "${tables}" check docs/results.md "${name}" "${out}/${name}.md" || status=1
+  else
+    python3 "${tables}" write docs/results.md "${name}" "${out}/${name}.md" \
+      "<sub>\`${command}\` · commit ${commit} · ${how} · CPU: ${cpu} · $(date -u +%F)</sub>"
+  fi
+}
 
-# NaN hunt: TensorFuzz's settings first, then multi-scale noise.
-run nan-mnist-tf-pm1 "${b}/mnist_nan" --data data/mnist --out out/results/nan-mnist-tf-pm1
-run nan-mnist-tf-01 "${b}/mnist_nan" --data data/mnist --out out/results/nan-mnist-tf-01 --scale 01 --sigma 0.1
-run nan-mnist-ms-pm1 "${b}/mnist_nan" --data data/mnist --out out/results/nan-mnist-ms-pm1 --sigma-range 4
-run nan-mnist-ms-01 "${b}/mnist_nan" --data data/mnist --out out/results/nan-mnist-ms-01 --scale 01 --sigma 0.1 --sigma-range 4
-run nan-mnist-adam-ms-pm1 "${b}/mnist_nan" --data data/mnist --out out/results/nan-mnist-adam-ms-pm1 --recipe adam --sigma-range 4
-run nan-fashion-tf-pm1 "${b}/mnist_nan" --data "${fashion}" --out out/results/nan-fashion-tf-pm1
-run nan-fashion-ms-pm1 "${b}/mnist_nan" --data "${fashion}" --out out/results/nan-fashion-ms-pm1 --sigma-range 4
+b=(random,fitness,tensorfuzz,default)
+if [[ ${quick} -eq 1 ]]; then
+  # Small budgets on purpose: this subset checks that the tables reproduce, not what they show.
+  table quick-nan "${bin}/guidance" --task nan --data "${fashion}" --models "${models}" --masters 1 --runs 4 \
+    --executions 40000 --jobs "${jobs}" --out "${out}/guidance" --guidance "${b[@]}"
+  table quick-f16 "${bin}/guidance" --task f16 --eps 0.2 --data "${fashion}" --models "${models}" --masters 1 \
+    --images 12 --executions 4000 --jobs "${jobs}" --out "${out}/guidance" --guidance "${b[@]}"
+  exit "${status}"
+fi
 
-# float32 vs float16: 100 test seeds x 10,000 executions, radius 0.2 and 0.4 on [0,1] pixels.
-run quant-mnist-tf "${b}/mnist_quantization" --data data/mnist --out out/results/quant-mnist-tf
-run quant-mnist-adam "${b}/mnist_quantization" --data data/mnist --out out/results/quant-mnist-adam --recipe adam \
-  --twins half-arithmetic
-run quant-fashion-tf "${b}/mnist_quantization" --data "${fashion}" --out out/results/quant-fashion-tf --twins half-arithmetic
+# The paper's settings first (TensorFuzz's recipes, pixels, σ and radius are the drivers' defaults
+# for each task): NaN hunt 10 runs x 200,000 executions per master seed on [-1,1] pixels;
+# float16: 100 test images x 10,000 executions per master seed, L-inf 0.2 and 0.4 on [0,1].
+common=(--models "${models}" --masters 1,2,3 --jobs "${jobs}" --out "${out}/guidance" --guidance "${b[@]}")
+table nan-mnist "${bin}/guidance" --task nan --data data/mnist "${common[@]}"
+table f16-mnist-02 "${bin}/guidance" --task f16 --eps 0.2 --data data/mnist "${common[@]}"
+table f16-mnist-04 "${bin}/guidance" --task f16 --eps 0.4 --data data/mnist "${common[@]}"
+table nan-fashion "${bin}/guidance" --task nan --data "${fashion}" "${common[@]}"
+table f16-fashion-02 "${bin}/guidance" --task f16 --eps 0.2 --data "${fashion}" "${common[@]}"
 
-# Regression testing between model versions: float16, int8, pruned 50/90%, retrained vs `adam`,
-# 100 test seeds x 2,000 executions at L-inf 0.1 and 0.2, master seeds 1 and 2 (about 1 min each).
-run regression-seed1 "${b}/model_regression" --data data/mnist --fashion "${fashion}" --seed 1 \
-  --out out/results/regression-seed1
-run regression-seed2 "${b}/model_regression" --data data/mnist --fashion "${fashion}" --seed 2 \
-  --out out/results/regression-seed2
+summary=(
+  "NaN hunt, MNIST: runs that find a NaN=10/10 / 0/10=${out}/nan-mnist.md"
+  "float32 vs float16, MNIST, L∞ 0.2: seeds with a disagreement=70% / 0% (L∞ 0.4 on [−1,1])=${out}/f16-mnist-02.md"
+  "float32 vs float16, MNIST, L∞ 0.4=70% / 0%=${out}/f16-mnist-04.md"
+  "NaN hunt, Fashion-MNIST=—=${out}/nan-fashion.md"
+)
+if [[ ${lm} -eq 1 ]]; then
+  # The language model: the demo-size GRU (H 128), blacklist rule 1, sampled decoding, 10 runs x
+  # 50,000 executions per master seed.
+  lm_out=()
+  for m in 1 2 3; do
+    f="${out}/lm-m${m}.txt"
+    echo "== lm master ${m}" >&2
+    "${bin}/char_rnn" --hidden 128 --train-steps 1500 --jobs "${jobs}" fuzz \
+      --blacklist experiments/char_rnn_blacklist_h128.txt --seed "${m}" --runs 10 --executions 50000 \
+      --modes random,fitness,tensorfuzz,default --out "${out}/lm-m${m}" > "${f}"
+    lm_out+=("${f}")
+  done
+  python3 "${tables}" lm "${out}/lm.md" "${lm_out[@]}"
+  put lm "${bin}/char_rnn --hidden 128 --train-steps 1500 fuzz --blacklist experiments/char_rnn_blacklist_h128.txt --seed M --runs 10 --executions 50000 --modes random,fitness,tensorfuzz,default (M = 1, 2, 3)"
+  summary+=("Language model: blacklisted words found (median of 3 master seeds)=6 / 1 of 10 in 24 h=${out}/lm.md")
+fi
+python3 "${tables}" summary "${out}/summary.md" "${summary[@]}"
+python3 "${tables}" write README.md summary "${out}/summary.md" \
+  "<sub>Written by \`scripts/reproduce.sh\` · commit ${commit} · ${how} · CPU: ${cpu} · $(date -u +%F)</sub>"
 
-# Guidance compared (README "Guidance compared"; about 60 minutes on 2 cores). Each row of a
-# table is a --guidance name; every run of every row is in out/guidance/<data>-<task>/runs.csv.
-run guidance-nan "${b}/guidance" --task nan --masters 1,2,3 --out out/results/guidance --guidance \
-  random,tensorfuzz,radius-x10,radius-div10,calibrated,multiscale,probabilistic,power,bandit,fitness,fitness-multiscale,square,fitness-square,own-fitness-square,default,default-no-shape,nc,kmnc,nbc,snac,tknc,nlc
-run guidance-nan-target01 "${b}/guidance" --task nan --masters 1,2,3 --out out/results/guidance-target01 \
-  --target-rate 0.1 --guidance calibrated-static
-for scale in 10 0.1; do
-  run "guidance-nan-coverage-x${scale}" "${b}/guidance" --task nan --masters 1,2,3 --out out/results/guidance \
-    --coverage-scale "${scale}" --guidance tensorfuzz,calibrated,fitness-square
-done
-run guidance-f16-02 "${b}/guidance" --task f16 --eps 0.2 --masters 1,2,3 --out out/results/guidance --guidance \
-  random,tensorfuzz,calibrated,power,bandit,fitness,square,fitness-square,default,nlc,tknc
-run guidance-f16-04 "${b}/guidance" --task f16 --eps 0.4 --masters 1,2,3 --out out/results/guidance --guidance \
-  random,tensorfuzz,calibrated,fitness,square,fitness-square,default
-run guidance-fashion-nan "${b}/guidance" --task nan --data "${fashion}" --masters 1,2,3 --out out/results/guidance \
-  --guidance random,tensorfuzz,calibrated,multiscale,fitness,fitness-square,default
-run guidance-fashion-f16-02 "${b}/guidance" --task f16 --eps 0.2 --data "${fashion}" --masters 1,2,3 \
-  --out out/results/guidance --guidance random,tensorfuzz,calibrated,fitness,fitness-square,default
-
-# The character-level language model (longer: the model trains for ~13 minutes the first time,
-# the blacklist rule samples 16 M characters, and each objective runs 10 + 10 fuzz runs).
-run char-rnn-train "${b}/char_rnn" train
-run char-rnn-blacklist "${b}/char_rnn" blacklist
-for n in 50000 200000; do
-  run "char-rnn-blacklist-${n}" "${b}/char_rnn" fuzz --objective blacklist --blacklist experiments/char_rnn_blacklist.txt \
-    --runs 10 --executions "${n}" --modes cgf,random --out "out/results/char-rnn-${n}"
-done
-run char-rnn-repeat "${b}/char_rnn" fuzz --objective repeat --runs 10 --executions 50000 --modes cgf,random \
-  --out out/results/char-rnn-50000
-run char-rnn-blacklist-new-default "${b}/char_rnn" fuzz --objective blacklist --blacklist experiments/char_rnn_blacklist.txt \
-  --runs 10 --executions 50000 --modes cgf --target-rate 0.9 --max-rate 0.1 --out out/results/char-rnn-new-default
-# Issue #23's protocol (the guided search): the demo-size model (H 128), both blacklists, sampled
-# and greedy decoding, three master seeds x 10 runs of 50,000 executions per mode (about 80 min
-# on 2 cores); then the table: scripts/lm_summary.py out/lm.
-run lm-protocol env OUT=out/lm scripts/lm_protocol.sh
+if [[ ${extra} -eq 1 ]]; then
+  run() { local name="$1"; shift; echo "== ${name}: $*" >&2; "$@" > "${out}/${name}.txt"; }
+  run regression-seed1 "${bin}/model_regression" --data data/mnist --fashion "${fashion}" --seed 1 \
+    --out "${out}/regression-seed1"
+  run guidance-nan-variants "${bin}/guidance" --task nan --masters 1,2,3 --out "${out}/guidance" --guidance \
+    random,fitness,tensorfuzz,default,radius-x10,radius-div10,calibrated,multiscale,probabilistic,power,bandit,fitness-calibrated,fitness-square,default-no-shape,nc,kmnc,nbc,snac,tknc,nlc
+  run engines-nan "${bin}/engines" nan --runs 5 --executions 200000 --sigma-range 4
+fi
+exit "${status}"

@@ -15,7 +15,7 @@ LEVELS = [  # (level, path pattern); the first match wins
     (2, r'samplers\.hpp|mutators(\.hpp|/.*)|objectives(\.hpp|/.*)|coverage/.*|detail/.*|models/.*|data/.*|'
         r'adapters/.*|stages\.hpp|callbacks\.hpp|function_model\.hpp|regression/.*'),
     (3, r'fuzzer\.hpp|minimize\.hpp'),
-    (4, r'parallel\.hpp|campaign/.*|targets/.*'),
+    (4, r'parallel\.hpp|baselines\.hpp|campaign/.*|targets/.*'),
     (5, r'testing/.*|nnfuzz\.hpp'),
 ]
 OUTER = ('models/', 'targets/', 'data/', 'adapters/')

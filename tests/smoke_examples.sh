@@ -66,29 +66,33 @@ grep -Eq 'model tf-nan-200steps: test accuracy [0-9.]+%' "${work}/train.txt" || 
 "${xp}/mnist_nan" --data "${work}/data" --models "${work}/models" --out "${work}/nan" --train-steps 200 \
   --runs 2 --executions 3000 --seeds 3 > "${work}/nan.txt"
 # Each table row: method run found executions seconds corpus spread what replayed.
-rows=$(grep -Ec '^(cgf|random) +[0-9]+ +(yes|no) +[0-9]+ +[0-9.]+ +[0-9]+ +[0-9.]+ ' "${work}/nan.txt" || true)
-[[ "${rows}" == 4 ]] || fail "mnist_nan table has ${rows} rows, expected 4"
-grep -Eq '^summary: CGF found a NaN in [0-9]+/2 runs, random search in [0-9]+/2' "${work}/nan.txt" || fail "mnist_nan summary"
-for f in cgf-run1 cgf-run2 random-run1 random-run2; do
+# Each table row: baseline run found executions seconds corpus spread what replayed; 4 baselines x 2 runs.
+rows=$(grep -Ec '^(random|fitness|tensorfuzz|default) +[0-9]+ +(yes|no) +[0-9]+ +[0-9.]+ +[0-9]+ +[0-9.]+ ' "${work}/nan.txt" || true)
+[[ "${rows}" == 8 ]] || fail "mnist_nan table has ${rows} rows, expected 8"
+grep -Eq '^summary: NaN found in random [0-9]+/2, fitness [0-9]+/2, tensorfuzz [0-9]+/2, default [0-9]+/2 runs' \
+  "${work}/nan.txt" || fail "mnist_nan summary"
+# Random search is random search: its corpus stays the 3 seeds in both runs.
+[[ $(grep -Ec '^random +[0-9]+ +(yes|no) +[0-9]+ +[0-9.]+ +3 ' "${work}/nan.txt") == 2 ]] || fail "mnist_nan random search grew its corpus"
+for f in random-run1 random-run2 fitness-run1 tensorfuzz-run2 default-run1; do
   head -n1 "${work}/nan/csv/${f}.csv" | grep -q '^executions,corpus_size,findings$' || fail "csv ${f}"
 done
 
 "${xp}/guidance" --task nan --data "${work}/data" --models "${work}/models" --out "${work}/g" --train-steps 200 \
   --masters 1,2 --runs 2 --seeds 3 --executions 2000 --jobs 2 \
   --guidance random,tensorfuzz,calibrated,power,probabilistic,bandit,fitness,square,kmnc,nlc > "${work}/g-nan.txt"
-rows=$(grep -Ec '^\| [a-z-]+ \| [0-2]/2 \| [0-2]/2 \| [0-9]+% \|' "${work}/g-nan.txt" || true)
+rows=$(grep -Ec '^\| [^|]+ \| [0-2]/2 \| [0-2]/2 \| [0-9]+% \|' "${work}/g-nan.txt" || true)
 [[ "${rows}" == 10 ]] || fail "guidance --task nan table has ${rows} rows, expected 10"
 [[ $(wc -l < "${work}/g/data-nan/runs.csv") == 41 ]] || fail "guidance runs.csv should have 40 rows + header"
 "${xp}/guidance" --task f16 --data "${work}/data" --models "${work}/models" --out "${work}/g" --train-steps 200 \
   --masters 1 --images 3 --executions 1000 --eps 0.4 --guidance random,fitness-square > "${work}/g-f16.txt"
-rows=$(grep -Ec '^\| (random|fitness-square) \| [0-3]/3 \|' "${work}/g-f16.txt" || true)
+rows=$(grep -Ec '^\| (random search \(`random`\)|fitness-square) \| [0-3]/3 \|' "${work}/g-f16.txt" || true)
 [[ "${rows}" == 2 ]] || fail "guidance --task f16 table has ${rows} rows, expected 2"
 
 "${xp}/mnist_quantization" --data "${work}/data" --models "${work}/models" --out "${work}/q" --train-steps 200 \
   --seeds 4 --executions 2000 --eps 0.4 --jobs 2 > "${work}/q.txt"
-rows=$(grep -Ec '^half-(arithmetic|storage) +0.4 +(cgf|random) +[0-9]+/4 ' "${work}/q.txt" || true)
-[[ "${rows}" == 4 ]] || fail "mnist_quantization table has ${rows} rows, expected 4"
-[[ $(wc -l < "${work}/q/csv/seeds.csv") == 17 ]] || fail "seeds.csv should have 16 rows + header"
+rows=$(grep -Ec '^half-(arithmetic|storage) +0.4 +(random|fitness|tensorfuzz|default) +[0-9]+/4 ' "${work}/q.txt" || true)
+[[ "${rows}" == 8 ]] || fail "mnist_quantization table has ${rows} rows, expected 8"
+[[ $(wc -l < "${work}/q/csv/seeds.csv") == 33 ]] || fail "seeds.csv should have 32 rows (2 twins x 4 baselines x 4 seeds) + header"
 # Same flags and seed: the same table (reproducibility), whatever the number of threads.
 "${xp}/mnist_quantization" --data "${work}/data" --models "${work}/models" --out "${work}/q2" --train-steps 200 \
   --seeds 4 --executions 2000 --eps 0.4 --jobs 1 > "${work}/q2.txt"
@@ -171,7 +175,7 @@ if [[ -d /usr/share/games/fortunes ]]; then
   grep -q '^blacklist rule: ' "${work}/cr-bl.txt" || fail "char_rnn blacklist: no rule line"
   "${cr[@]}" fuzz --objective repeat --times 2 --runs 2 --executions 2000 --out "${work}/cr" \
     > "${work}/cr-fuzz.txt" || fail "char_rnn fuzz exited non-zero"
-  grep -Eq '^## CGF( \(.*\))?: 2 runs' "${work}/cr/results-repeat.md" || fail "char_rnn: no CGF table"
+  grep -q "^## TensorFuzz's CGF: 2 runs" "${work}/cr/results-repeat.md" || fail "char_rnn: no CGF table"
   grep -q '^## random search: 2 runs' "${work}/cr/results-repeat.md" || fail "char_rnn: no random-search table"
   printf 'the\nand\n' > "${work}/cr-words.txt"
   "${cr[@]}" fuzz --blacklist "${work}/cr-words.txt" --runs 1 --executions 1000 --out "${work}/cr" \
@@ -214,8 +218,8 @@ refuses "mnist_train --models under a file" "${work}/a-file/models" "${xp}/mnist
   --models "${work}/a-file/models" --train-steps 200
 if [[ -c /dev/full ]]; then
   mkdir -p "${work}/full-csv/csv" "${work}/full-gp"
-  ln -s /dev/full "${work}/full-csv/csv/cgf-run1.csv"
-  refuses "mnist_nan CSV on a full disk" "cannot write '${work}/full-csv/csv/cgf-run1.csv'" "${nan_run[@]}" --out "${work}/full-csv"
+  ln -s /dev/full "${work}/full-csv/csv/tensorfuzz-run1.csv"
+  refuses "mnist_nan CSV on a full disk" "cannot write '${work}/full-csv/csv/tensorfuzz-run1.csv'" "${nan_run[@]}" --out "${work}/full-csv"
   ln -s /dev/full "${work}/full-gp/corpus_growth.gp"
   refuses "mnist_nan plot script on a full disk" "cannot write '${work}/full-gp/corpus_growth.gp'" "${nan_run[@]}" --out "${work}/full-gp"
   mkdir -p "${work}/full-q/csv"

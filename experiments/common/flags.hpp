@@ -4,6 +4,7 @@
 // and may append a note saying what the flag means there ("per run", "per seed image").
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #include <string>
@@ -13,7 +14,17 @@
 
 #include "../cli_common.hpp"
 
+#include <nnfuzz/baselines.hpp>
+
 namespace ex {
+
+/// "random, fitness, tensorfuzz, default": the names of `bs`, comma-separated.
+inline std::string baseline_names(const std::vector<nnfuzz::Baseline>& bs) {
+  std::string out;
+  for (nnfuzz::Baseline b : bs) out += (out.empty() ? "" : ",") + std::string(nnfuzz::baseline_name(b));
+  return out;
+}
+
 namespace flag {
 
 namespace detail {
@@ -159,6 +170,27 @@ CLI::Option* target_rate(CLI::App& app, T& v, const std::string& note = "") {
                   detail::help("CalibratedCoverage: the share of the first mutants that are new", note))
       ->check(CLI::Range(0.0f, 1.0f))
       ->capture_default_str();
+}
+
+/// --baselines random,fitness,tensorfuzz,default: the table's rows (nnfuzz/baselines.hpp), in
+/// the order given; each name once.
+inline CLI::Option* baselines(CLI::App& app, std::vector<nnfuzz::Baseline>& v, const std::string& note = "") {
+  return app
+      .add_option_function<std::vector<std::string>>(
+          "--baselines",
+          [&v](const std::vector<std::string>& names) {
+            v.clear();
+            for (const std::string& n : names) {
+              const nnfuzz::Baseline b = nnfuzz::parse_baseline(n);  // throws, naming the value
+              if (std::find(v.begin(), v.end(), b) != v.end())
+                throw CLI::ValidationError("--baselines", "'" + n + "' is given twice");
+              v.push_back(b);
+            }
+          },
+          detail::help("rows of the table: random (random search), fitness (fitness only), tensorfuzz "
+                       "(TensorFuzz's CGF), default (the defaults); default all four",
+                       note))
+      ->delimiter(',');
 }
 
 /// What the campaign flags mean in one driver (notes appended to their help).

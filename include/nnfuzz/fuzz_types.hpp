@@ -13,6 +13,33 @@
 
 namespace nnfuzz {
 
+/// A yes/no option whose default the composed policies decide (FuzzOptions::keep_fitter).
+/// Assign `true` or `false` to decide it yourself, AutoFlag::automatic() to hand it back; read it
+/// with value_or() (it does not convert to bool, so that "automatic" is never read as "off").
+class AutoFlag {
+ public:
+  /// Automatic: the policies decide.
+  constexpr AutoFlag() = default;
+  /// Decided: on or off (implicit, so that `options.keep_fitter = false;` reads as it says).
+  constexpr AutoFlag(bool on) : state_(on ? State::on : State::off) {}  // NOLINT(google-explicit-constructor)
+  /// The automatic value (the default).
+  static constexpr AutoFlag automatic() { return AutoFlag(); }
+  /// True unless true or false was assigned.
+  constexpr bool is_automatic() const { return state_ == State::automatic; }
+  /// The value assigned, or `automatic_value` when none was.
+  constexpr bool value_or(bool automatic_value) const {
+    return state_ == State::automatic ? automatic_value : state_ == State::on;
+  }
+  /// Same state (automatic, on or off).
+  friend constexpr bool operator==(AutoFlag a, AutoFlag b) { return a.state_ == b.state_; }
+  /// Different state.
+  friend constexpr bool operator!=(AutoFlag a, AutoFlag b) { return a.state_ != b.state_; }
+
+ private:
+  enum class State : unsigned char { automatic, off, on };
+  State state_ = State::automatic;
+};
+
 /// Options of a fuzz run: plain fields with defaults (libFuzzer's FuzzingOptions style).
 /// At least one budget must be non-zero. Only executions/iterations budgets are reproducible:
 /// a wall-clock budget stops wherever the clock says.
@@ -27,10 +54,15 @@ struct FuzzOptions {
   /// batch of the shape they were found in); one that does not fire again is counted in
   /// FuzzStats::unconfirmed and dropped. Costs one extra batch per batch with a hit.
   bool recheck_findings = true;
-  /// When the objective has a fitness (WithFitness): also keep a mutant whose fitness beats the
-  /// best so far although its coverage is not new (a fitness frontier joins the corpus). The
-  /// coverage policy is not told of it.
-  bool keep_fitter = true;
+  /// When the objective has a fitness (every stock objective has one): also keep a mutant whose
+  /// fitness beats the best so far although its coverage is not new (a fitness frontier joins
+  /// the corpus; the coverage policy is not told of it). Automatic (the default): on, except
+  /// under a coverage policy that declares itself random search (`static constexpr bool
+  /// random_search = true`, as NoCoverage does), where the corpus must stay the seeds. So
+  /// NoCoverage alone is TensorFuzz's random search; NoCoverage with `keep_fitter = true` is
+  /// fitness-only search (hill climbing on the fitness), and `keep_fitter = false` under a real
+  /// coverage is TensorFuzz's CGF. baselines.hpp composes the four by name.
+  AutoFlag keep_fitter;
 };
 
 /// An input on which the objective fired.

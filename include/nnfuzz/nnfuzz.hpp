@@ -6,6 +6,7 @@
 
 #include "detail/config.hpp"
 
+#include "baselines.hpp"
 #include "callbacks.hpp"
 #include "corpus.hpp"
 #include "coverage/auto.hpp"

@@ -88,6 +88,22 @@ resume)
   expect 2 "resuming with another model is refused" -- "$NNFUZZ" fuzz "$M/tiny-cnn.onnx" --out "$W/c"
   says "tiny-mlp.onnx" "another model"
   ;;
+baselines)
+  # --baseline: the four named searches (nnfuzz/baselines.hpp); random search never grows the corpus.
+  for b in random fitness tensorfuzz default; do
+    expect 0 "--baseline $b runs" -- "$NNFUZZ" fuzz "$M/tiny-mlp.onnx" --seeds "$S/seeds.npy" --out "$W/b-$b" --baseline "$b" --executions 2000 --json -q
+    "$PY" -c "import json,sys; sys.exit(0 if json.load(open('$W/b-$b/nnfuzz.json'))['baseline'] == '$b' else 1)" ||
+      { echo "FAIL: nnfuzz.json of --baseline $b does not record it"; fails=$((fails + 1)); }
+  done
+  expect 0 "random search: the corpus stays the seeds" -- "$NNFUZZ" whatsup "$W/b-random" --json
+  seeds=$("$PY" -c "import numpy; print(len(numpy.load('$S/seeds.npy')))")
+  json_is "j['corpus_size'] == $seeds" "whatsup --json of --baseline random"
+  expect 0 "a resumed campaign keeps its baseline" -- "$NNFUZZ" fuzz "$M/tiny-mlp.onnx" --out "$W/b-random" --executions 1000 --json -q
+  expect 2 "resuming with another --baseline is refused" -- "$NNFUZZ" fuzz "$M/tiny-mlp.onnx" --out "$W/b-random" --baseline default
+  says "--baseline 'random'" "another baseline"
+  expect 2 "an unknown --baseline is refused" -- "$NNFUZZ" fuzz "$M/tiny-mlp.onnx" --seeds "$S/seeds.npy" --out "$W/b-bad" --baseline cgf
+  says "--baseline: 'cgf'" "an unknown baseline"
+  ;;
 seed_formats)
   for s in seeds.idx seeds.npy seeds.csv pngs/seed1.png; do
     expect 1 "planted NaN from $s" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --seeds "$S/$s" --out "$W/c-${s//\//-}" --executions 20000 -q

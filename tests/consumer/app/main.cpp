@@ -178,13 +178,11 @@ bool fuzz_function_model() {
          rr.stats.corpus_size == 2;
 }
 
-// The defaults against TensorFuzz's set-up, as a user compares them from the README: a user's
-// classifier whose unsafe softmax (exp(l) / sum exp(l), then -log p of the predicted class
-// summed over the one-hot vector) turns NaN when a probability underflows to 0. The defaults
-// follow NonFiniteObjective's own fitness; TensorFuzz's set-up is the same fuzzer with
-// RecentSampler, GaussianMutator and no fitter mutants kept. Median executions over 10 seeds.
-bool fuzz_defaults_vs_tensorfuzz() {
-  auto classifier = [](const float* in, nnfuzz::Index rows, float* out) {  // out: 2 logits, 2 probabilities, loss
+// A user's classifier whose unsafe softmax (exp(l) / sum exp(l), then -log p of the predicted class
+// summed over the one-hot vector) turns NaN when a probability underflows to 0: 16 inputs, their
+// mean s, logits (60 s, -60 s); out: 2 logits, 2 probabilities, the loss.
+struct SoftmaxBandClassifier {
+  void operator()(const float* in, nnfuzz::Index rows, float* out) const {
     for (nnfuzz::Index r = 0; r < rows; ++r, in += 16, out += 5) {
       float s = 0;
       for (int c = 0; c < 16; ++c) s += in[c] / 16;
@@ -196,8 +194,17 @@ bool fuzz_defaults_vs_tensorfuzz() {
       const int label = out[0] >= out[1] ? 0 : 1;
       out[4] = -((label == 0 ? 1.0f : 0.0f) * std::log(out[2]) + (label == 1 ? 1.0f : 0.0f) * std::log(out[3]));
     }
-  };
-  using Model = nnfuzz::FunctionModel<decltype(classifier)>;
+  }
+};
+
+// The defaults against TensorFuzz's set-up, as a user compares them from the README: a user's
+// classifier whose unsafe softmax (exp(l) / sum exp(l), then -log p of the predicted class
+// summed over the one-hot vector) turns NaN when a probability underflows to 0. The defaults
+// follow NonFiniteObjective's own fitness; TensorFuzz's set-up is the same fuzzer with
+// RecentSampler, GaussianMutator and no fitter mutants kept. Median executions over 10 seeds.
+bool fuzz_defaults_vs_tensorfuzz() {
+  const SoftmaxBandClassifier classifier{};
+  using Model = nnfuzz::FunctionModel<SoftmaxBandClassifier>;
   std::vector<double> now, before;
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
     nnfuzz::FuzzOptions options;
@@ -221,7 +228,41 @@ bool fuzz_defaults_vs_tensorfuzz() {
   return now[9] < 1e12 && m_now < m_before;
 }
 
+// The four baselines by name (nnfuzz/baselines.hpp), as docs/guidance.md shows them, on a user's
+// own float* classifier whose unsafe softmax turns NaN when a probability underflows (logits
+// 60 s, -60 s for s the input's mean): random search never leaves the seeds' neighbourhood and
+// its corpus stays the seeds; the defaults walk there on coverage, then follow NonFiniteObjective's
+// fitness (which says nothing until a probability falls 2^24 below the largest: fitness only
+// does not get off the seeds).
+bool fuzz_baselines() {
+  const SoftmaxBandClassifier classifier{};
+  using Model = nnfuzz::FunctionModel<SoftmaxBandClassifier>;
+  const nnfuzz::RowMatrix seeds = nnfuzz::RowMatrix::Constant(4, 16, 0.1f);
+  nnfuzz::BaselineSettings settings;  // σ 0.1 on [0, 1], TensorFuzz's radius
+  nnfuzz::FuzzOptions options;
+  options.max_executions = 100000;
+  options.seed = 4;
+  int found[4] = {0, 0, 0, 0};
+  long corpus[4] = {0, 0, 0, 0};
+  for (nnfuzz::Baseline b : nnfuzz::kBaselines)
+    nnfuzz::with_baseline(b, Model(classifier, 16, 5), nnfuzz::NonFiniteObjective(), settings, options,
+                          [&](auto& fuzzer) {
+                            const nnfuzz::FuzzResult r = fuzzer.run(seeds);
+                            found[static_cast<int>(b)] = r.found();
+                            corpus[static_cast<int>(b)] = static_cast<long>(r.stats.corpus_size);
+                          });
+  std::printf(
+      "baselines on a user's classifier: found (corpus) random %d (%ld), fitness %d (%ld), tensorfuzz %d "
+      "(%ld), default %d (%ld)\n",
+      found[0], corpus[0], found[1], corpus[1], found[2], corpus[2], found[3], corpus[3]);
+  return found[0] == 0 && corpus[0] == 4 && found[3] == 1;
+}
+
 int main() {
+  if (!fuzz_baselines()) {
+    std::printf("FAIL: random search was not random search, or the defaults missed the NaN past 0.7\n");
+    return 1;
+  }
   if (!fuzz_defaults_vs_tensorfuzz()) {
     std::printf("FAIL: the default policies did not find the underflow NaN faster than TensorFuzz's set-up\n");
     return 1;
