@@ -44,8 +44,8 @@ compiler="$(c++ --version | head -n 1)"
 
 if [[ ${quick} -eq 1 ]]; then
   build="${root}/build-repro"
-  cmake -S . -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNNFUZZ_NATIVE=OFF -DNNFUZZ_BUILD_TESTS=OFF \
-    -DNNFUZZ_BUILD_EXAMPLES=OFF -DNNFUZZ_BUILD_BENCHMARKS=OFF -DNNFUZZ_BUILD_ADAPTERS=OFF -DNNFUZZ_INSTALL=OFF > /dev/null
+  cmake -S . -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNNFUZZ_NATIVE=OFF -DNNFUZZ_BUILD_TESTS=OFF -DNNFUZZ_BUILD_EXAMPLES=ON \
+    -DNNFUZZ_BUILD_BENCHMARKS=OFF -DNNFUZZ_BUILD_CLI=OFF -DNNFUZZ_BUILD_ADAPTERS=OFF -DNNFUZZ_INSTALL=OFF > /dev/null
   cmake --build "${build}" -j "${jobs}" --target guidance
   export NNFUZZ_NOISE_KERNEL=generic
   how="build: \`${compiler}\`, CMake Release, portable (no -march), noise kernel \`generic\` (any x86-64 gives these bits)"
