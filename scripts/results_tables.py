@@ -105,7 +105,7 @@ def summary(table, pairs):
                     values.append("—")
                     continue
                 parts = c[n]
-                values.append(f"{parts[-3]} (median {parts[-2]})" if parts[-2] != "—" else parts[-3])
+                values.append(f"{parts[-3]} (median {parts[-2]} exec.)" if parts[-2] != "—" else parts[-3])
         rows.append(f"| {title} | {paper} | " + " | ".join(values) + " |")
     Path(table).write_text("\n".join(rows) + "\n")
 
