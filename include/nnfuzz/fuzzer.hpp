@@ -249,6 +249,12 @@ class Fuzzer {
                                                         std::move(coverage_), std::move(objective), options_);
   }
 
+  /// FuzzOptions::keep_fitter resolved for these policies: true when a mutant that beats the best
+  /// fitness joins the corpus (automatic: unless the coverage policy is random search, NoCoverage).
+  bool keeps_fitter() const {
+    return kHasFitness && options_.keep_fitter.value_or(!detail::is_random_search<Coverage>::value);
+  }
+
   /// The corpus of the last run (seeds first, then new-coverage mutants).
   const Corpus& corpus() const { return corpus_; }
   /// The options of the next run.
@@ -283,7 +289,7 @@ class Fuzzer {
   // corpus need it (their element records it), and only theirs is computed: a fitness costs a
   // pass over every reported tensor, which on TensorFuzz's NaN model was 19% of the loop.
   bool every_row_fitness() const {
-    return options_.keep_fitter || detail::has_sampler_feedback<Sampler>::value ||
+    return keeps_fitter() || detail::has_sampler_feedback<Sampler>::value ||
            detail::has_mutator_feedback<Mutator>::value;
   }
   // The objective's fitness of the batch's first n rows, into fitness_ (when every row's is read).
@@ -310,7 +316,7 @@ class Fuzzer {
   // True when row r beats the best fitness so far (FuzzOptions::keep_fitter).
   bool fitter(Index r) const {
     if constexpr (kHasFitness)
-      return options_.keep_fitter && fitness_(r) > best_fitness_;
+      return keeps_fitter() && fitness_(r) > best_fitness_;
     else
       return (void)r, false;
   }

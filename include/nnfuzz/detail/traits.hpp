@@ -119,6 +119,12 @@ template <typename C, typename = void>
 struct has_seeds_done : std::false_type {};
 template <typename C>
 struct has_seeds_done<C, void_t<decltype(std::declval<C&>().seeds_done())>> : std::true_type {};
+// Optional coverage member: `static constexpr bool random_search = true` (NoCoverage): the corpus
+// must stay the seeds, so FuzzOptions::keep_fitter is off unless the user turns it on.
+template <typename C, typename = void>
+struct is_random_search : std::false_type {};
+template <typename C>
+struct is_random_search<C, void_t<decltype(C::random_search)>> : std::integral_constant<bool, C::random_search> {};
 // Optional coverage member: the novelty radius, reported in FuzzStats::coverage_radius.
 template <typename C, typename = void>
 struct has_radius : std::false_type {};
