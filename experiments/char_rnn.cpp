@@ -664,9 +664,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(2, 1000))
       ->capture_default_str();
   ex::flag::runs(*fuzz, runs, "per mode");
-  fuzz->add_option("--modes", modes,
-                   "comma-separated rows: the four baselines random, fitness, tensorfuzz (= cgf), default (= combination); "
-                   "or aim, projection, fitness-aim, fitness-cgf")
+  fuzz->add_option(
+          "--modes", modes,
+          "comma-separated rows: the four baselines random, fitness, tensorfuzz (= cgf), default (= combination); "
+          "or aim, projection, fitness-aim, fitness-cgf")
       ->capture_default_str();
   ex::flag::seed(*fuzz, master_seed, "run i uses a seed mixed from it and i");
   fuzz->add_option("--executions", e.max_executions, "execution budget (per run; 0: none, then --max-seconds)")
