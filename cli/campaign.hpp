@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -176,6 +177,11 @@ class CliCoverage {
   void seeds_done() { impl_->seeds_done(); }
   /// The policy's radius (0 when it has none).
   float radius() const { return impl_->radius(); }
+  /// The policy's save_state() (empty when it keeps none).
+  std::vector<std::uint8_t> save_state() const { return impl_->save_state(); }
+  /// The policy's restore_state(); a policy that keeps no state starts afresh (as the Fuzzer does
+  /// for one without restore_state()).
+  void restore_state(const std::vector<std::uint8_t>& s) { impl_->restore_state(s); }
 
  private:
   struct Iface {
@@ -185,6 +191,8 @@ class CliCoverage {
     virtual Index size() const = 0;
     virtual void seeds_done() = 0;
     virtual float radius() const = 0;
+    virtual std::vector<std::uint8_t> save_state() const = 0;
+    virtual void restore_state(const std::vector<std::uint8_t>&) = 0;
   };
   template <typename C>
   struct Impl : Iface {
@@ -201,6 +209,15 @@ class CliCoverage {
         return static_cast<float>(c.radius());
       else
         return 0;
+    }
+    std::vector<std::uint8_t> save_state() const override {
+      if constexpr (nnfuzz::detail::has_coverage_state<C>::value)
+        return c.save_state();
+      else
+        return {};
+    }
+    void restore_state(const std::vector<std::uint8_t>& s) override {
+      if constexpr (nnfuzz::detail::has_coverage_state<C>::value) c.restore_state(s);
     }
   };
   std::unique_ptr<Iface> impl_;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // A campaign kept in a directory: findings and corpus checkpoints saved as they happen
 // (CampaignSaver), a clean stop on Ctrl-C or kill (StopOnSignal: the final checkpoint is still
-// written), a session resumed from the checkpoint on disk, then the findings loaded, grouped and
-// replayed.   Usage: 04_campaign_resume [DIR [EXECUTIONS [FINDINGS]]]
+// written), a session resumed from the checkpoint on disk (with the coverage radius the stopped
+// session had: corpus.bin keeps CalibratedCoverage's state), then the findings loaded, grouped
+// and replayed.   Usage: 04_campaign_resume [DIR [EXECUTIONS [FINDINGS]]]
 // DIR: default a temporary directory, removed at the end; one that holds a campaign (say, stopped
 // by Ctrl-C) is resumed. A session stops after EXECUTIONS (50000) or FINDINGS (5; 0 = no limit).
 #include <nnfuzz/nnfuzz.hpp>

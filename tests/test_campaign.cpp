@@ -8,10 +8,12 @@
 #include "support/temp_dir.hpp"
 
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <sstream>
 
 #include <zlib.h>
 
@@ -115,6 +117,267 @@ TEST_CASE("Campaign: resume continues from a saved corpus, reproducibly", "[camp
   CHECK(m.count() == 0);
   REQUIRE_THROWS_WITH(a.resume(Corpus(16, 1)), Catch::Contains("Fuzzer::resume()") && Catch::Contains("empty"));
   REQUIRE_THROWS_WITH(a.resume(Corpus(7, 1)), Catch::Contains("Fuzzer::resume()"));
+}
+
+namespace {
+// Example 04's model: 16 floats in [0, 1], one score, NaN when the row's mean is in (0.79, 0.81);
+// the coverage is the mean. Its campaign (CalibratedCoverage, GaussianMutator(0.05),
+// RecentSampler) calibrates a radius of ~0.002 on the first mutants.
+struct ScoreModel {
+  struct Output {
+    RowMatrix score, coverage;
+    template <class F>
+    void for_each_tensor(F&& f) const {
+      f("score", score);
+    }
+  };
+  Index input_dim() const { return 16; }
+  void evaluate(const Eigen::Ref<const RowMatrix>& batch, Output& out) const {
+    out.coverage = batch.rowwise().mean();
+    out.score = (out.coverage.array() - 0.8f).abs().unaryExpr([](float d) { return std::sqrt(d - 0.01f); }).matrix();
+  }
+};
+auto score_fuzzer(std::uint64_t seed, std::uint64_t executions) {
+  FuzzOptions o;
+  o.max_executions = executions;
+  o.max_findings = 0;
+  o.seed = seed;
+  return make_fuzzer(ScoreModel{}, RecentSampler(), GaussianMutator(0.05f), CalibratedCoverage(), NonFiniteObjective(),
+                     o);
+}
+RowMatrix score_seeds() { return RowVector::LinSpaced(4, 0.1f, 0.25f).transpose().replicate(1, 16); }
+// The coverage radius after a session's first batch.
+struct FirstRadius {
+  float radius = -1;
+  void on_batch(const FuzzStats& st) {
+    if (radius < 0) radius = st.coverage_radius;
+  }
+};
+// The same choice of radius, from the same first mutants (the adaptation fields go on changing).
+bool same_calibration(const Calibration& a, const Calibration& b) {
+  return a.radius == b.radius && a.initial_radius == b.initial_radius && a.target_rate == b.target_rate &&
+         a.samples == b.samples && a.median_distance == b.median_distance && a.adjustments == b.adjustments;
+}
+// A dense version-2 corpus.bin (before coverage states): 2 elements of 3 floats, coverage width 1.
+std::vector<std::uint8_t> version2_corpus() {
+  std::vector<std::uint8_t> b(detail::kCorpusMagic, detail::kCorpusMagic + 8);
+  detail::put_u32(b, 2);
+  detail::put_u32(b, 1);   // coverage_dim
+  detail::put_u64(b, 2);   // count
+  detail::put_u64(b, 90);  // executions
+  detail::put_u32(b, 0);   // parts: dense
+  detail::put_u32(b, 3);   // input_dim
+  const float in[2][3] = {{0.1f, 0.2f, 0.3f}, {0.4f, 0.5f, 0.6f}}, cov[2] = {0.2f, 0.5f};
+  for (int e = 0; e < 2; ++e) {
+    for (std::int64_t v : {std::int64_t{e - 1}, std::int64_t{0}, std::int64_t{e}})
+      detail::put_u64(b, static_cast<std::uint64_t>(v));
+    detail::put_u64(b, e == 0 ? 0 : 77);  // execution
+    detail::put_u64(b, 3);                // times picked
+    detail::put_floats(b, in[e], 3);
+    detail::put_floats(b, &cov[e], 1);
+  }
+  detail::seal(b);
+  return b;
+}
+}  // namespace
+
+TEST_CASE("Campaign: corpus.bin (version 3) keeps the coverage policy's state - round trip", "[campaign]") {
+  TempDir t;
+  const std::string dir = (t.dir / "s").string();
+  const RowVector in = RowVector::Constant(4, 0.5f), cov = RowVector::Constant(2, 1.0f);
+  Corpus c(4, 2);
+  c.add(in.data(), cov.data(), -1, 0, 0, 0);
+  c.add(in.data(), cov.data(), 0, 0, 1, 12);
+  c.set_executions(40);
+  CHECK(c.coverage_state().empty());
+  save_corpus(dir, c);  // no state: 0 bytes of it
+  CHECK(load_corpus(dir).coverage_state().empty());
+  const std::vector<std::uint8_t> state = {0, 1, 2, 250, 255, 7, 0};
+  c.set_coverage_state(state);
+  save_corpus(dir, c);
+  std::ifstream f(fs::path(dir) / "corpus.bin", std::ios::binary);
+  const std::vector<char> bytes{std::istreambuf_iterator<char>(f), {}};
+  REQUIRE(bytes.size() > 12);
+  CHECK(detail::get_u32(reinterpret_cast<const std::uint8_t*>(bytes.data()) + 8) == 3);  // the format version
+  const Corpus back = load_corpus(dir);
+  CHECK(back.coverage_state() == state);
+  CHECK(back.size() == 2);
+  CHECK(back.executions() == 40);
+  CHECK(back.entry(1).execution == 12);
+  // Structured corpora carry it too.
+  InputLayout layout;
+  layout.tokens("text", 10, 4).floats("gain", 1);
+  Corpus s(layout, 1);
+  const TokenId ids[5] = {1, 2, 0, 0, 2};
+  const float gain = 0.5f, one = 1.0f;
+  s.add_cells(&gain, ids, &one, -1, 0, 0, 0);
+  s.set_coverage_state(state);
+  save_corpus(dir, s);
+  const Corpus sb = load_corpus(dir);
+  CHECK(sb.structured());
+  CHECK(sb.coverage_state() == state);
+  // A fuzzer's corpus carries its CalibratedCoverage's state, and reset() drops it.
+  auto fz = score_fuzzer(3, 1000);
+  fz.run(score_seeds());
+  REQUIRE(fz.coverage().calibrated());
+  CHECK(fz.corpus().coverage_state() == fz.coverage().save_state());
+  CHECK(fz.corpus().coverage_state().size() == CalibratedCoverage::kStateBytes);
+  Corpus copy = fz.corpus();
+  copy.reset_like(fz.corpus());
+  CHECK(copy.coverage_state().empty());
+}
+
+TEST_CASE("Campaign: version-2 corpus files still load, without a coverage state", "[campaign]") {
+  TempDir t;
+  detail::write_file_atomic("test", (t.dir / "corpus.bin").string(), version2_corpus());
+  const Corpus c = load_corpus(t.dir.string());
+  REQUIRE(c.size() == 2);
+  CHECK(c.input(1)(2) == 0.6f);
+  CHECK(c.executions() == 90);
+  CHECK(c.entry(1).times_picked == 3);
+  CHECK(c.coverage_state().empty());
+  // Resumed as before: CalibratedCoverage calibrates on the session's first mutants.
+  FuzzOptions o;
+  o.max_executions = 500;
+  o.max_findings = 0;
+  struct Dense3 {
+    struct Output {
+      RowMatrix coverage;
+    };
+    Index input_dim() const { return 3; }
+    void evaluate(const Eigen::Ref<const RowMatrix>& batch, Output& out) const {
+      out.coverage = batch.rowwise().mean();
+    }
+  };
+  auto f = make_fuzzer(
+      Dense3{}, RecentSampler(), GaussianMutator(0.05f), CalibratedCoverage(),
+      [](const Dense3::Output&, Index) { return false; }, o);
+  const FuzzResult r = f.resume(c);
+  CHECK(r.stats.executions == 590);
+  CHECK(f.coverage().calibrated());
+  CHECK(f.coverage().calibration().samples > 0);
+  // Written back, it is version 3 with the state the session ended with.
+  save_corpus(t.dir.string(), f.corpus());
+  CHECK(load_corpus(t.dir.string()).coverage_state() == f.coverage().save_state());
+}
+
+TEST_CASE("Campaign: a malformed coverage state is refused with a message naming it", "[campaign]") {
+  using Catch::Contains;
+  TempDir t;
+  const std::string dir = (t.dir / "bad").string();
+  auto f = score_fuzzer(5, 600);
+  f.run(score_seeds());
+  const Corpus good = f.corpus();
+  REQUIRE(good.coverage_state().size() == CalibratedCoverage::kStateBytes);
+  // The loader keeps the bytes as they are; resume() hands them to the policy, which checks them.
+  Corpus c = good;
+  c.set_coverage_state({1, 2, 3});
+  save_corpus(dir, c);
+  auto g = score_fuzzer(5, 100);
+  CHECK_THROWS_WITH(g.resume(load_corpus(dir)),
+                    Contains("CalibratedCoverage::restore_state()") && Contains("3 bytes") && Contains("88"));
+  std::vector<std::uint8_t> state = good.coverage_state();
+  state[0] = 'X';
+  c.set_coverage_state(state);
+  CHECK_THROWS_WITH(g.resume(c),
+                    Contains("CalibratedCoverage::restore_state()") && Contains("NNFZCALB") && Contains("XNFZCALB"));
+  state = good.coverage_state();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(state.data() + 20, &nan, 4);  // the radius: after magic, version and width
+  c.set_coverage_state(state);
+  CHECK_THROWS_WITH(g.resume(c), Contains("CalibratedCoverage::restore_state()") && Contains("radius nan"));
+  // Cleared, the corpus resumes as a version-2 one did.
+  c.set_coverage_state({});
+  CHECK_NOTHROW(g.resume(c));
+  // The file: a state length past the limit, or past the end of the file, is refused by the loader.
+  save_corpus(dir, good);
+  const std::string file = (fs::path(dir) / "corpus.bin").string();
+  std::ifstream in(file, std::ios::binary);
+  std::vector<std::uint8_t> b{std::istreambuf_iterator<char>(in), {}};
+  in.close();
+  REQUIRE(detail::get_u32(&b[40]) == CalibratedCoverage::kStateBytes);  // dense: after the input width
+  auto with_length = [&](std::uint32_t len) {
+    std::vector<std::uint8_t> x = b;
+    x.resize(x.size() - 4);
+    for (int i = 0; i < 4; ++i) x[40 + i] = static_cast<std::uint8_t>(len >> (8 * i));
+    detail::seal(x);
+    detail::write_file_atomic("test", file, x);
+  };
+  with_length((1u << 24) + 1);
+  CHECK_THROWS_WITH(load_corpus(dir),
+                    Contains("load_corpus()") && Contains(file) && Contains("coverage state of 16777217 bytes"));
+  with_length(static_cast<std::uint32_t>(b.size()));
+  CHECK_THROWS_WITH(load_corpus(dir), Contains("load_corpus()") && Contains(file));
+  // The writer refuses the state the loader would refuse, before writing.
+  save_corpus(dir, good);
+  const auto size = fs::file_size(file);
+  c = good;
+  c.set_coverage_state(std::vector<std::uint8_t>((std::size_t{1} << 24) + 1));
+  CHECK_THROWS_WITH(save_corpus(dir, c), Contains("save_corpus()") && Contains("coverage state of 16777217 bytes"));
+  CHECK(fs::file_size(file) == size);
+}
+
+TEST_CASE("Campaign: a CalibratedCoverage campaign stopped after 300 executions resumes with its radius",
+          "[campaign]") {
+  // Issue #34: resume() used to recalibrate against the whole saved corpus, and a campaign
+  // stopped early came back with a radius ~20x smaller that found nothing in 50,000 executions.
+  TempDir t;
+  const std::string dir = (t.dir / "c").string();
+  auto first = score_fuzzer(7, 300);
+  Calibration before;
+  {
+    CampaignSaver saver(dir, 7);
+    first.run(score_seeds(), saver);
+    before = first.coverage().calibration();
+  }
+  REQUIRE(first.coverage().calibrated());
+  REQUIRE(before.radius > 0);
+  const Corpus saved = load_corpus(dir);
+  CHECK(saved.executions() == 300);
+  REQUIRE(saved.coverage_state() == first.coverage().save_state());
+  auto resume = [&](const Corpus& c, FuzzResult& r) {
+    auto f = score_fuzzer(7, 5000);
+    FirstRadius at_first;
+    r = f.resume(c, at_first);
+    return std::make_pair(at_first.radius, f);
+  };
+  FuzzResult ra, rb, rc;
+  auto [radius_a, a] = resume(saved, ra);
+  auto [radius_b, b] = resume(load_corpus(dir), rb);
+  // Not recalibrated: the radius, and what calibration learned, are those it stopped with.
+  CHECK(radius_a == before.radius);
+  CHECK(same_calibration(a.coverage().calibration(), before));
+  // Deterministic: one directory, one seed, one run.
+  CHECK(radius_b == radius_a);
+  REQUIRE(a.corpus().size() == b.corpus().size());
+  for (Index i = 0; i < a.corpus().size(); ++i) REQUIRE(a.corpus().input(i) == b.corpus().input(i));
+  REQUIRE(ra.findings.size() == rb.findings.size());
+  for (std::size_t i = 0; i < ra.findings.size(); ++i) CHECK(ra.findings[i].execution == rb.findings[i].execution);
+  CHECK(a.corpus().coverage_state() == b.corpus().coverage_state());
+  // ProgressPrinter shows the radius it resumed with, and no new choice.
+  std::ostringstream printed, expected;
+  auto p = score_fuzzer(7, 1000);
+  ProgressPrinter progress(printed);
+  p.resume(saved, progress);
+  expected << "radius: " << before.radius << " (on resume)\n";
+  CHECK_THAT(printed.str(), Catch::Contains(expected.str()));
+  CHECK_THAT(printed.str(), !Catch::Contains("chosen by the coverage policy"));
+  // The replayed corpus is not a window of mutants: the counters go on from the saved ones.
+  CalibratedCoverage replayed;
+  replayed.reset(1);
+  replayed.restore_state(saved.coverage_state());
+  Mask m;
+  RowMatrix vectors(saved.size(), 1);
+  for (Index i = 0; i < saved.size(); ++i) vectors.row(i) = saved.coverage(i);
+  replayed.observe(vectors, m);
+  replayed.seeds_done();
+  CHECK(replayed.save_state() == saved.coverage_state());
+  // With the state cleared (the behaviour before): recalibrated against the saved corpus, smaller.
+  Corpus cleared = saved;
+  cleared.set_coverage_state({});
+  auto [radius_c, c] = resume(cleared, rc);
+  CHECK(radius_c < before.radius);
+  CHECK(c.coverage().calibration().initial_radius == radius_c);
 }
 
 TEST_CASE("Campaign: malformed corpus and finding files are rejected, naming the file", "[campaign]") {

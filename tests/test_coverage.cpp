@@ -3,12 +3,16 @@
 #include <nnfuzz/coverage/auto.hpp>
 #include <nnfuzz/coverage/brute_force.hpp>
 #include <nnfuzz/coverage/calibrated.hpp>
+#include <nnfuzz/coverage/combine.hpp>
 #include <nnfuzz/coverage/kd_tree.hpp>
 #include <nnfuzz/coverage/no_coverage.hpp>
 #include <nnfuzz/rng.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <string>
+#include <vector>
 
 using namespace nnfuzz;
 
@@ -470,4 +474,148 @@ TEST_CASE("CalibratedCoverage: a burst of new mutants shorter than `patience` wi
   window(true);  // still high: grows again
   CHECK(cov.radius() == 4 * r0);
   CHECK(cov.calibration().adjustments == 2);
+}
+
+namespace {
+// A CalibratedCoverage over 1-d vectors, calibrated on seeds {0, 100} and mutants 1..10 (radius
+// just above 9), adapting every 10 mutants with patience 2.
+CalibratedCoverage calibrated_1d() {
+  CalibrationOptions o;
+  o.target_rate = 0.1;
+  o.window = 10;
+  o.max_rate = 0.1;
+  o.patience = 2;
+  CalibratedCoverage cov(o);
+  cov.reset(1);
+  Mask is_new;
+  RowMatrix seeds(2, 1);
+  seeds << 0.0f, 100.0f;
+  cov.observe(seeds, is_new);
+  cov.seeds_done();
+  RowMatrix first(10, 1);
+  for (Index i = 0; i < 10; ++i) first(i, 0) = static_cast<float>(i + 1);
+  cov.observe(first, is_new);
+  return cov;
+}
+// `n` vectors far from each other and from everything before them (all new at any radius here).
+RowMatrix far_apart(Index n, float& next) {
+  RowMatrix v(n, 1);
+  for (Index i = 0; i < n; ++i) v(i, 0) = (next += 1000.0f);
+  return v;
+}
+}  // namespace
+
+TEST_CASE("CalibratedCoverage: restore_state() takes up the radius and the adaptation, and the replay is no window",
+          "[coverage]") {
+  CalibratedCoverage original = calibrated_1d();
+  const float r0 = original.radius();
+  REQUIRE(r0 == std::nextafter(9.0f, 100.0f));
+  Mask is_new;
+  float next = 1000;
+  original.observe(far_apart(10, next), is_new);  // one high window (patience 2: no growth yet)
+  original.observe(far_apart(5, next), is_new);   // half a window
+  REQUIRE(original.radius() == r0);
+  const std::vector<std::uint8_t> state = original.save_state();
+  REQUIRE(state.size() == CalibratedCoverage::kStateBytes);
+  CHECK(std::string(state.begin(), state.begin() + 8) == "NNFZCALB");
+
+  // A fresh policy (same options) takes the state up; the 40 vectors it observes next, until
+  // seeds_done(), rebuild its coverage (all new, far apart) without counting in a window.
+  CalibratedCoverage restored = calibrated_1d();
+  restored.reset(1);
+  restored.restore_state(state);
+  CHECK(restored.calibrated());
+  CHECK(restored.radius() == r0);
+  float replay_next = 1e7f;
+  restored.observe(far_apart(40, replay_next), is_new);
+  CHECK(is_new.all());
+  restored.seeds_done();
+  CHECK(restored.radius() == r0);
+  CHECK(restored.calibration().adjustments == 0);
+  CHECK(restored.save_state() == state);  // the window counters as saved
+  // The next 5 mutants complete the saved half window: the second high window in a row, so the
+  // radius grows in both, at the same execution.
+  float a = 1e8f, b = 1e8f;
+  original.observe(far_apart(5, a), is_new);
+  restored.observe(far_apart(5, b), is_new);
+  CHECK(original.radius() == 2 * r0);
+  CHECK(restored.radius() == original.radius());
+  CHECK(restored.calibration().adjustments == 1);
+  CHECK(restored.save_state() == original.save_state());
+
+  // A state saved before calibration: restored, the policy is as after reset() (the next
+  // vectors are the references the first mutants calibrate against).
+  CalibratedCoverage fresh;
+  fresh.reset(1);
+  const std::vector<std::uint8_t> uncalibrated = fresh.save_state();
+  CalibratedCoverage again(0.1);
+  again.reset(1);
+  again.restore_state(uncalibrated);
+  CHECK(!again.calibrated());
+  RowMatrix seeds(2, 1);
+  seeds << 0.0f, 100.0f;
+  again.observe(seeds, is_new);
+  CHECK(is_new.all());
+  again.seeds_done();
+  RowMatrix first(10, 1);
+  for (Index i = 0; i < 10; ++i) first(i, 0) = static_cast<float>(i + 1);
+  again.observe(first, is_new);
+  CHECK(again.radius() == r0);
+}
+
+TEST_CASE("CalibratedCoverage: restore_state() refuses a malformed state, naming the value", "[coverage]") {
+  using Catch::Contains;
+  const std::vector<std::uint8_t> good = calibrated_1d().save_state();
+  auto refused = [&](std::vector<std::uint8_t> state, Index dim = 1) {
+    CalibratedCoverage cov;
+    cov.reset(dim);
+    cov.restore_state(state);
+  };
+  auto with = [&](std::size_t at, auto value) {
+    std::vector<std::uint8_t> s = good;
+    std::memcpy(s.data() + at, &value, sizeof value);
+    return s;
+  };
+  const char* fn = "CalibratedCoverage::restore_state()";
+  CHECK_THROWS_WITH(refused({}), Contains(fn) && Contains("0 bytes"));
+  CHECK_THROWS_WITH(refused(std::vector<std::uint8_t>(good.begin(), good.end() - 1)), Contains("87 bytes"));
+  CHECK_THROWS_WITH(refused(with(0, std::uint8_t{'X'})), Contains(fn) && Contains("'XNFZCALB'"));
+  CHECK_THROWS_WITH(refused(with(8, std::uint32_t{2})), Contains(fn) && Contains("version 2"));
+  CHECK_THROWS_WITH(refused(good, 3), Contains(fn) && Contains("vectors of 1 elements, reset() said 3"));
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  CHECK_THROWS_WITH(refused(with(20, nan)), Contains(fn) && Contains("radius nan"));
+  CHECK_THROWS_WITH(refused(with(20, inf)), Contains(fn) && Contains("radius inf"));
+  CHECK_THROWS_WITH(refused(with(20, -1.0f)), Contains(fn) && Contains("radius -1"));
+  CHECK_THROWS_WITH(refused(with(24, 100.0f)), Contains(fn) && Contains("initial_radius 100"));
+  CHECK_THROWS_WITH(refused(with(28, 1.0)), Contains(fn) && Contains("target_rate 1"));
+  CHECK_THROWS_WITH(refused(with(44, nan)), Contains(fn) && Contains("median_distance nan"));
+  CHECK_THROWS_WITH(refused(with(56, 2.0)), Contains(fn) && Contains("window_rate 2"));
+  CHECK_THROWS_WITH(refused(with(36, std::int64_t{-1})), Contains(fn) && Contains("samples -1"));
+  CHECK_THROWS_WITH(refused(with(72, std::int64_t{5})), Contains(fn) && Contains("window 5 new of 0"));
+  // Only right after reset(): the vectors observed before would be lost.
+  CalibratedCoverage busy;
+  busy.reset(1);
+  Mask m;
+  busy.observe(RowMatrix::Zero(1, 1), m);
+  CHECK_THROWS_WITH(busy.restore_state(good), Contains(fn) && Contains("1 vectors were observed since reset()"));
+  // The good state itself is taken up.
+  CHECK_NOTHROW(refused(good));
+}
+
+TEST_CASE("Columns forwards save_state() / restore_state() to a policy that keeps a state", "[coverage]") {
+  static_assert(detail::has_coverage_state<Columns<CalibratedCoverage>>::value, "Columns forwards the state");
+  static_assert(!detail::has_coverage_state<Columns<KdTreeCoverage>>::value, "a stateless policy stays stateless");
+  static_assert(!detail::has_coverage_state<AnyCoverage<CalibratedCoverage>>::value, "combinations keep none");
+  Columns<CalibratedCoverage> cols(1, 1, calibrated_1d());
+  cols.reset(3);
+  const CalibratedCoverage inner = calibrated_1d();
+  cols.restore_state(inner.save_state());
+  CHECK(cols.radius() == inner.radius());
+  CHECK(cols.save_state() == inner.save_state());
+  // The inner policy checks the state's width: Columns hands it the width it sees (1 column).
+  Columns<CalibratedCoverage> wide(0, 2, calibrated_1d());
+  wide.reset(3);
+  CHECK_THROWS_WITH(wide.restore_state(inner.save_state()),
+                    Catch::Matchers::Contains("CalibratedCoverage::restore_state()") &&
+                        Catch::Matchers::Contains("coverage vectors of 1 elements, reset() said 2"));
 }

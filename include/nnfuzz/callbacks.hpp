@@ -50,7 +50,9 @@ inline std::string compact_number(double v) {
 /// differ when seeds are close to each other, and `cov` is 0 for random search), and a line
 ///     radius: 0.0213 (chosen by the coverage policy)
 /// whenever the coverage policy's novelty radius changes (CalibratedCoverage chooses it after
-/// the first batch)
+/// the first batch), and a line
+///     radius: 0.0213 (on resume)
+/// when a resumed run starts with one (CalibratedCoverage's, taken up from the saved corpus)
 /// on new coverage (at most one line per `min_interval` seconds, so a fast-growing corpus does
 /// not flood the terminal), on every finding (FOUND, with what fired), every `pulse_seconds`
 /// (pulse) and at the end (DONE). Output never changes the run itself.
@@ -76,9 +78,10 @@ class ProgressPrinter {
     return *this;
   }
 
-  /// Prints the INITED line.
+  /// Prints the INITED line (and, for a resumed run with a radius already, the radius line).
   void on_start(const FuzzStats& st) {
     last_radius_ = st.coverage_radius;
+    if (st.budget_start > 0 && st.coverage_radius > 0) *os_ << "radius: " << st.coverage_radius << " (on resume)\n";
     line("INITED", st);
   }
   /// NEW line (rate-limited).

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace nnfuzz {
@@ -54,6 +55,7 @@ class Corpus {
     tokens_.reset(0);
     coverage_.reset(coverage_dim);
     entries_.clear();
+    coverage_state_.clear();
   }
   /// Drops every element and sets the layout (structured inputs).
   void reset(const InputLayout& layout, Index coverage_dim) {
@@ -64,6 +66,7 @@ class Corpus {
     tokens_.reset(layout.token_cells());
     coverage_.reset(coverage_dim);
     entries_.clear();
+    coverage_state_.clear();
   }
   /// True for a corpus of structured inputs (view(), layout()); false for dense rows (input()).
   bool structured() const { return structured_; }
@@ -80,6 +83,17 @@ class Corpus {
   std::uint64_t executions() const { return executions_; }
   /// Sets executions().
   void set_executions(std::uint64_t n) { executions_ = n; }
+  /// What the coverage policy had learned when this corpus was last brought up to date, as its
+  /// save_state() bytes (CalibratedCoverage: the radius and its adaptation), empty when the
+  /// policy keeps none or nothing was recorded. Opaque to the corpus; saved with it (corpus.bin
+  /// version 3), and Fuzzer::resume() hands it to the policy's restore_state(). reset() and
+  /// reset_like() clear it, add_from() does not copy it: a corpus built from other corpora (a
+  /// merge, a sync queue file) has none unless one is set.
+  const std::vector<std::uint8_t>& coverage_state() const { return coverage_state_; }
+  /// Sets coverage_state() (the Fuzzer does whenever it brings the corpus up to date: after each
+  /// batch, so before every on_corpus() callback and stage, and at the end of a run);
+  /// `set_coverage_state({})` makes resume() start the policy afresh.
+  void set_coverage_state(std::vector<std::uint8_t> state) { coverage_state_ = std::move(state); }
   /// Int cells per structured input (token ids and lengths; 0 for a dense corpus).
   Index token_cells() const { return tokens_.cols(); }
 
@@ -196,6 +210,7 @@ class Corpus {
   detail::RowStore coverage_;
   std::vector<TokenId> scratch_;
   std::vector<CorpusEntry> entries_;
+  std::vector<std::uint8_t> coverage_state_;  // the coverage policy's save_state(), opaque
 };
 
 }  // namespace nnfuzz

@@ -95,7 +95,7 @@ struct FuzzStats {
   Index unconfirmed = 0;             ///< hits that did not fire again when re-evaluated (dropped)
   Index coverage_size = 0;           ///< vectors the coverage policy holds (Coverage::size())
   Index imported = 0;                ///< elements stages admitted (FuzzContext::admit()) that were new (this session)
-  float coverage_radius = 0;         ///< the coverage policy's novelty radius, if it has `threshold()` (else 0)
+  float coverage_radius = 0;         ///< the coverage policy's novelty radius, if it has `radius()` (else 0)
   std::uint64_t last_new_coverage_execution = 0;  ///< execution count at the last new coverage
   double seconds_since_new_coverage = 0;          ///< wall time since the last new coverage
   bool finished = false;                          ///< true in the final on_corpus / on_end calls of a run

@@ -166,7 +166,13 @@ class Fuzzer {
   /// of this session, numbered on from where the saved one stopped (Corpus::executions(); for
   /// a version-1 file, the last element's execution). The RNG starts from
   /// options().seed mixed with that execution count: one directory and one seed give one run.
-  /// Throws std::invalid_argument for an empty corpus or one whose widths do not fit the model.
+  /// A coverage policy that keeps a state (save_state() / restore_state(): CalibratedCoverage's
+  /// radius and adaptation) takes up the corpus' Corpus::coverage_state() before the vectors are
+  /// observed, so the campaign goes on with what it had learned; without one (another policy, a
+  /// corpus.bin of version 1 or 2, a state cleared with set_coverage_state({})) the policy starts
+  /// afresh on the saved vectors, as a run does on its seeds.
+  /// Throws std::invalid_argument for an empty corpus, one whose widths do not fit the model, or
+  /// a state the policy's restore_state() refuses (e.g. one of another policy).
   template <typename... Callbacks>
   FuzzResult resume(const Corpus& corpus, Callbacks&&... callbacks) {
     (detail::check_callback<std::decay_t<Callbacks>, Context>(), ...);
@@ -191,6 +197,8 @@ class Fuzzer {
                    corpus.coverage_dim());
     corpus_ = corpus;
     coverage_.reset(corpus.coverage_dim());
+    if constexpr (detail::has_coverage_state<Coverage>::value)
+      if (!corpus.coverage_state().empty()) coverage_.restore_state(corpus.coverage_state());
     RowMatrix block(std::min<Index>(1024, corpus.size()), corpus.coverage_dim());
     for (Index first = 0; first < corpus.size(); first += block.rows()) {
       const Index n = std::min<Index>(block.rows(), corpus.size() - first);
@@ -596,8 +604,11 @@ class Fuzzer {
     detail::run_objective(objective, again, recheck_out_, recheck_hits_);
   }
 
+  // Brings the corpus up to date (what on_corpus() callbacks and stages see, and save): its
+  // executions and the coverage policy's state (policies with save_state(); a few dozen bytes).
   void update_stats(FuzzStats& st) {
     corpus_.set_executions(st.executions);
+    if constexpr (detail::has_coverage_state<Coverage>::value) corpus_.set_coverage_state(coverage_.save_state());
     st.seconds = seconds_since(start_);
     st.executions_per_second = st.seconds > 0 ? static_cast<double>(st.executions) / st.seconds : 0;
     st.corpus_size = corpus_.size();

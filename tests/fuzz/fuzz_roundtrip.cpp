@@ -3,7 +3,7 @@
 // structured corpora, findings).
 //
 // The input describes a corpus (widths, element count, lineage, raw float bits: NaN, Inf,
-// subnormals) or a finding (width, description, raw input bits). save_corpus()/save_finding()
+// subnormals, a coverage-policy state) or a finding (width, description, raw input bits). save_corpus()/save_finding()
 // either refuse it with std::invalid_argument, writing nothing, or write a file that
 // load_corpus()/load_finding() accept and that reads back bit for bit. Anything else aborts.
 #include <nnfuzz/campaign/saver.hpp>
@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "fuzz_support.hpp"
 
@@ -75,9 +76,15 @@ void corpus_roundtrip(nnfuzz_fuzz::TempDir& dir, Bytes in) {
     corpus.add(x.data(), v.data(), parent, root, depth, in.u32());
     corpus.set_times_picked(i, in.u8());
   }
+  // A coverage-policy state: opaque bytes, kept as they are (restore_state() judges them).
+  std::vector<std::uint8_t> state(in.u8() % 100);
+  for (auto& b : state) b = in.u8();
+  corpus.set_coverage_state(state);
   if (!saved(dir, corpus)) return;
   const nnfuzz::Corpus back = nnfuzz::load_corpus(dir.path());  // must not throw
-  if (back.size() != corpus.size() || back.input_dim() != d || back.coverage_dim() != c) std::abort();
+  if (back.size() != corpus.size() || back.input_dim() != d || back.coverage_dim() != c ||
+      back.coverage_state() != state)
+    std::abort();
   for (nnfuzz::Index i = 0; i < back.size(); ++i) {
     const auto &a = back.entry(i), &b = corpus.entry(i);
     if (a.parent != b.parent || a.root != b.root || a.depth != b.depth || a.execution != b.execution ||

@@ -151,7 +151,7 @@ int main(int argc, char** argv) try {
   }
 
   // Campaign directories: a 5-element corpus (6-float inputs, 2-float coverage; two seeds and
-  // three mutants), one finding; each valid, truncated (header, payload) and with a bad CRC.
+  // three mutants; a coverage state), one finding; each valid, truncated (header, payload) and with a bad CRC.
   {
     nnfuzz::Corpus c(6, 2);
     // {parent, root, depth, execution} of each element: 0 and 1 seeds, 2 <- 0, 3 <- 2, 4 <- 1.
@@ -166,6 +166,8 @@ int main(int argc, char** argv) try {
     c.mark_picked(0);
     c.mark_picked(0);
     c.mark_picked(2);
+    // A coverage-policy state in the header (corpus.bin version 3): opaque bytes to the loader.
+    c.set_coverage_state({'N', 'N', 'F', 'Z', 'C', 'A', 'L', 'B', 1, 0, 0, 0, 2, 0, 0, 0});
     const fs::path cdir = scratch / "campaign";
     nnfuzz::save_corpus(cdir.string(), c);
     const Bytes corpus = slurp(cdir / "corpus.bin");

@@ -4,17 +4,21 @@
 // Directory layout (all files little-endian binary, each ending in a CRC-32 of what precedes it,
 // each written atomically and durably: temporary file, fsync, rename or link, fsync of the
 // directory):
-//   DIR/corpus.bin                    the corpus, format version 2 (written; version 1 is read too):
-//                                     "NNFZCORP", u32 version 2, u32 coverage_dim, u64 count,
-//                                     u64 executions (Corpus::executions()), u32 parts (0: dense),
-//                                     dense: u32 input_dim; structured: per part u32 kind (0 floats,
-//                                     1 tokens), u32 width (max_len), u32 vocab, u32 name length +
-//                                     name; then per element: i64 parent, i64 root, i64 depth,
-//                                     u64 execution, u64 times_picked, input floats (the float
-//                                     parts), i32 token cells (per token part: max_len ids, then
-//                                     the length), coverage floats; crc32
-//                                     (version 1: "NNFZCORP", u32 1, u32 input_dim, u32 coverage_dim,
-//                                     u64 count, elements without token cells)
+//   DIR/corpus.bin                    the corpus, format version 3 (written; versions 1 and 2 are
+//                                     read too): "NNFZCORP", u32 version 3, u32 coverage_dim,
+//                                     u64 count, u64 executions (Corpus::executions()), u32 parts
+//                                     (0: dense), dense: u32 input_dim; structured: per part u32
+//                                     kind (0 floats, 1 tokens), u32 width (max_len), u32 vocab,
+//                                     u32 name length + name; u32 state length (at most 2^24) +
+//                                     the coverage policy's state (Corpus::coverage_state(), opaque
+//                                     here: CalibratedCoverage's radius; 0 bytes for none); then per
+//                                     element: i64 parent, i64 root, i64 depth, u64 execution, u64
+//                                     times_picked, input floats (the float parts), i32 token cells
+//                                     (per token part: max_len ids, then the length), coverage
+//                                     floats; crc32
+//                                     (version 2: the same without the state; version 1:
+//                                     "NNFZCORP", u32 1, u32 input_dim, u32 coverage_dim, u64
+//                                     count, elements without token cells)
 //   DIR/lock                          held (flock) by the CampaignSaver writing DIR; holds its pid
 //   DIR/findings/finding-<execution>-<pid>-<n>.bin
 //                                     one finding of a dense model: "NNFZFIND", u32 version 1,
@@ -54,6 +58,7 @@ constexpr std::uint64_t kMaxCorpusBytes = std::uint64_t{1} << 36;  // corpus.bin
 constexpr std::uint64_t kMaxFindingBytes = std::uint64_t{1} << 30;
 constexpr std::uint32_t kMaxParts = 4096;
 constexpr std::uint32_t kMaxPartName = 4096;
+constexpr std::uint32_t kMaxCoverageState = 1u << 24;  // corpus.bin's coverage-policy state, bytes
 
 // Shapes of a structured layout both the writer and the loader accept.
 inline void check_layout(const char* fn, const std::string& path, const InputLayout& layout) {
@@ -110,10 +115,12 @@ inline std::uint64_t layout_header_bytes(const InputLayout& layout) {
 }  // namespace detail
 
 /// Saves a corpus to DIR/corpus.bin atomically and durably (creating DIR), streaming it (memory
-/// use does not grow with the corpus). Refuses, before writing anything, a corpus the loader
-/// would refuse: empty, a width outside [1, 2^24], a non-finite input, broken lineage, or a file
-/// over 64 GiB. (Coverage vectors may hold NaN/Inf: a seed's can.) Throws naming the file.
-/// `name` names the file in DIR (campaign/sync.hpp writes its shared elements in this format too).
+/// use does not grow with the corpus), in format version 3: with Corpus::coverage_state(), what
+/// the coverage policy had learned, so that Fuzzer::resume() goes on with it. Refuses, before
+/// writing anything, a corpus the loader would refuse: empty, a width outside [1, 2^24], a
+/// non-finite input, broken lineage, a coverage state over 2^24 bytes, or a file over 64 GiB.
+/// (Coverage vectors may hold NaN/Inf: a seed's can.) Throws naming the file. `name` names the
+/// file in DIR (campaign/sync.hpp writes its shared elements in this format too).
 inline void save_corpus(const std::string& dir, const Corpus& c, const std::string& name = "corpus.bin") {
   const std::string path = (std::filesystem::path(dir) / name).string();
   if (c.structured()) {
@@ -124,7 +131,12 @@ inline void save_corpus(const std::string& dir, const Corpus& c, const std::stri
     detail::check_corpus_shape("save_corpus()", path, static_cast<std::uint64_t>(c.input_dim()),
                                static_cast<std::uint64_t>(c.coverage_dim()), static_cast<std::uint64_t>(c.size()));
   }
-  const std::uint64_t header = 40 + (c.structured() ? detail::layout_header_bytes(c.layout()) : 4);
+  const std::vector<std::uint8_t>& state = c.coverage_state();
+  if (state.size() > detail::kMaxCoverageState)
+    detail::fail("save_corpus(): corpus '", path, "' has a coverage state of ", state.size(), " bytes (at most ",
+                 detail::kMaxCoverageState, ")");
+  const std::uint64_t header = 36 + (c.structured() ? detail::layout_header_bytes(c.layout()) : 4) + 4 +
+                               static_cast<std::uint64_t>(state.size());
   const std::uint64_t bytes = detail::corpus_file_bytes(
       static_cast<std::uint64_t>(c.input_dim()), static_cast<std::uint64_t>(c.token_cells()),
       static_cast<std::uint64_t>(c.coverage_dim()), static_cast<std::uint64_t>(c.size()), header);
@@ -148,7 +160,7 @@ inline void save_corpus(const std::string& dir, const Corpus& c, const std::stri
   if (ec) detail::fail("save_corpus(): cannot create directory '", dir, "': ", ec.message());
   detail::AtomicFile file("save_corpus()", path);
   std::vector<std::uint8_t> buf(detail::kCorpusMagic, detail::kCorpusMagic + 8);
-  detail::put_u32(buf, 2);
+  detail::put_u32(buf, 3);
   detail::put_u32(buf, static_cast<std::uint32_t>(c.coverage_dim()));
   detail::put_u64(buf, static_cast<std::uint64_t>(c.size()));
   detail::put_u64(buf, c.executions());
@@ -165,6 +177,8 @@ inline void save_corpus(const std::string& dir, const Corpus& c, const std::stri
     detail::put_u32(buf, 0);
     detail::put_u32(buf, static_cast<std::uint32_t>(c.input_dim()));
   }
+  detail::put_u32(buf, static_cast<std::uint32_t>(state.size()));
+  buf.insert(buf.end(), state.begin(), state.end());
   for (Index i = 0; i < c.size(); ++i) {
     const CorpusEntry& e = c.entry(i);
     detail::put_u64(buf, static_cast<std::uint64_t>(e.parent));
@@ -193,10 +207,13 @@ inline void save_corpus(const std::string& dir, const Corpus& c, const std::stri
   file.finish();
 }
 
-/// Loads DIR/corpus.bin. Validates magic, version, dimensions, the element count against the
-/// file size (before allocating), lineage (parents precede children), finite inputs and the
-/// CRC-32; throws std::invalid_argument naming the file and the value otherwise (a missing file,
-/// one that is not a regular file and an unreadable one each say so). `name`: see save_corpus().
+/// Loads DIR/corpus.bin (format versions 1, 2 and 3). Validates magic, version, dimensions, the
+/// element count against the file size (before allocating), lineage (parents precede children),
+/// finite inputs and the CRC-32; throws std::invalid_argument naming the file and the value
+/// otherwise (a missing file, one that is not a regular file and an unreadable one each say so).
+/// The coverage policy's state (version 3) is loaded as Corpus::coverage_state() without being
+/// read here: the policy's restore_state() checks it when Fuzzer::resume() hands it over.
+/// Versions 1 and 2 have none: resume() starts the policy afresh. `name`: see save_corpus().
 inline Corpus load_corpus(const std::string& dir, const std::string& name = "corpus.bin") {
   const std::string path = (std::filesystem::path(dir) / name).string();
   // The header against the file's size before the body is read (a huge file that claims two
@@ -210,11 +227,19 @@ inline Corpus load_corpus(const std::string& dir, const std::string& name = "cor
       header = 28;
       count = detail::get_u64(&h[20]);
       per = 40 + 4 * (std::uint64_t{detail::get_u32(&h[12])} + detail::get_u32(&h[16]));
-    } else if (version == 2 && h.size() >= 40) {
+    } else if ((version == 2 || version == 3) && h.size() >= 40) {
       count = detail::get_u64(&h[16]);
       const std::uint32_t parts = detail::get_u32(&h[32]);
       exact = parts == 0;
-      header = exact ? 40 : 36;
+      header = exact ? 40 : 36;  // structured: at least 36 (the parts' sizes are not read here)
+      if (version == 3) {        // the state's length and bytes, after the dense input width
+        if (exact && h.size() < 44) return;
+        const std::uint32_t state_len = exact ? detail::get_u32(&h[40]) : 0;
+        if (state_len > detail::kMaxCoverageState)
+          detail::fail("load_corpus(): file '", path, "' claims a coverage state of ", state_len, " bytes (at most ",
+                       detail::kMaxCoverageState, ")");
+        header += 4 + std::uint64_t{state_len};
+      }
       per = 40 + 4 * (std::uint64_t{detail::get_u32(&h[12])} + (exact ? detail::get_u32(&h[36]) : 0));
     } else {
       return;
@@ -229,8 +254,8 @@ inline Corpus load_corpus(const std::string& dir, const std::string& name = "cor
   detail::Reader r{"load_corpus()", path, bytes};
   r.pos = 8;
   const std::uint32_t version = r.u32();
-  if (version != 1 && version != 2)
-    detail::fail("load_corpus(): file '", path, "' has format version ", version, " (reads 1 and 2)");
+  if (version < 1 || version > 3)
+    detail::fail("load_corpus(): file '", path, "' has format version ", version, " (reads 1, 2 and 3)");
   std::uint32_t in_dim = 0, cov_dim = 0, parts = 0;
   std::uint64_t count = 0, executions = 0;
   InputLayout layout;
@@ -268,6 +293,17 @@ inline Corpus load_corpus(const std::string& dir, const std::string& name = "cor
       detail::check_layout("load_corpus()", path, layout);
       in_dim = static_cast<std::uint32_t>(layout.float_cells());
     }
+  }
+  std::vector<std::uint8_t> state;
+  if (version >= 3) {
+    const std::uint32_t state_len = r.u32();
+    if (state_len > detail::kMaxCoverageState)
+      detail::fail("load_corpus(): file '", path, "' claims a coverage state of ", state_len, " bytes (at most ",
+                   detail::kMaxCoverageState, ")");
+    r.need(state_len);
+    state.assign(bytes.begin() + static_cast<std::ptrdiff_t>(r.pos),
+                 bytes.begin() + static_cast<std::ptrdiff_t>(r.pos + state_len));
+    r.pos += state_len;
   }
   const std::uint32_t token_cells = static_cast<std::uint32_t>(layout.token_cells());
   if (parts > 0)
@@ -312,6 +348,7 @@ inline Corpus load_corpus(const std::string& dir, const std::string& name = "cor
     c.set_times_picked(static_cast<Index>(i), picked);
   }
   c.set_executions(executions);
+  c.set_coverage_state(std::move(state));
   return c;
 }
 

@@ -88,7 +88,8 @@ inline std::vector<std::string> queue_files(const std::string& dir) {
 /// options.bugs.samples_per_bug files per bug; each bug's count is the sum of the campaigns'
 /// counts, so the findings that were only counted are not lost. Writes out/corpus.bin,
 /// out/findings/ and out/bugs.bin; `Fuzzer::resume(load_corpus(out), CampaignSaver(out, seed))`
-/// goes on from it. Every campaign must come from the same model (shapes are checked). Throws
+/// goes on from it, its coverage policy started afresh (the merged corpus keeps no campaign's
+/// Corpus::coverage_state()). Every campaign must come from the same model (shapes are checked). Throws
 /// std::invalid_argument naming the directory or the file.
 template <typename Coverage>
 MergeSummary merge_campaigns(const std::vector<std::string>& inputs, const std::string& out,
@@ -143,6 +144,9 @@ MergeSummary merge_campaigns(const std::vector<std::string>& inputs, const std::
   if (merged.size() == 0)
     detail::fail(fn, ": no element of the campaigns has a finite coverage vector: nothing to merge into '", out, "'");
   merged.set_executions(s.executions);
+  // No coverage state (Corpus::coverage_state(); reset_like() cleared it): each campaign's state
+  // describes its own corpus (CalibratedCoverage's radius grows with a worker's acceptance rate),
+  // not the merged one, so a resumed merge starts its coverage policy afresh (recalibrates).
 
   // The findings: one file per input, grouped by bug, counts summed.
   struct Merged {

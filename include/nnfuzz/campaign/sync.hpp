@@ -5,20 +5,20 @@
 //
 // Layout. SYNC is shared storage; worker <id> writes only below SYNC/<id>/, and reads the others':
 //   SYNC/<id>/lock                 flock of the running worker (a second one with that id is refused)
-//   SYNC/<id>/corpus.bin           checkpoint of its whole corpus (campaign.hpp's format): resume
+//   SYNC/<id>/corpus.bin           checkpoint of its whole corpus (campaign/files.hpp's format): resume
 //   SYNC/<id>/findings/*.bin       its findings (save_finding()), less those the campaign already had
 //   SYNC/<id>/queue/<seq>.bin      the elements it found itself, <seq> = 000000000000, 000000000001, …
 //                                  with no gap (a restarted worker numbers after the highest file
-//                                  present, never over one); each file a corpus file (campaign.hpp's format) of the
-//                                  elements new since the previous file, each element a root
-//                                  (parent -1, root = itself), with the execution it was found at;
-//                                  the file's executions() is the worker's count when it was written
+//                                  present, never over one); each file a corpus file (campaign/files.hpp's format) of
+//                                  the elements new since the previous file, each element a root (parent -1, root =
+//                                  itself), with the execution it was found at; the file's executions() is the worker's
+//                                  count when it was written
 //   SYNC/<id>/sync.bin             watermarks: per worker (itself included), the first queue file
 //                                  whose elements corpus.bin may lack. "NNFZSYNC", u32 version 1,
 //                                  u32 count, per worker u32 name length + name, u64 next; crc32
 //   SYNC/<id>/stats.json           counters for monitors (experiments/whatsup.cpp), rewritten atomically
 //   SYNC/<id>/plot.csv             one line per sync (the header first), appended
-// Every binary file is written as campaign.hpp writes (temporary file `<name>.tmp.<pid>.<n>`,
+// Every binary file is written as campaign/files.hpp writes (temporary file `<name>.tmp.<pid>.<n>`,
 // fsync, rename or link, fsync of the directory). A reader opens only the exact final names
 // `<seq>.bin` it expects next, so it never sees a temporary file; a file that does not load (a
 // torn or corrupted file on a broken file system) is reported with its name, never half-read.

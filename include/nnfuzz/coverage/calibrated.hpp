@@ -3,10 +3,13 @@
 #pragma once
 
 #include "auto.hpp"
+#include "../detail/state_bytes.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace nnfuzz {
@@ -100,8 +103,15 @@ inline float calibrate_radius(const Eigen::Ref<const RowMatrix>& references, con
 ///     (every mutant new, as with high-dimensional coverage vectors).
 /// If every first mutant lies exactly on a seed (a constant coverage), it waits for a batch with
 /// a positive distance; until then nothing is new. The choice is reported by calibration(),
-/// radius() and FuzzStats::coverage_radius (ProgressPrinter prints each change). resume()
-/// recalibrates against the whole saved corpus. Decisions are deterministic: one seed, one run.
+/// radius() and FuzzStats::coverage_radius (ProgressPrinter prints each change). What it learned
+/// (the Calibration and the adaptation window's counters) is kept with a saved corpus
+/// (save_state(), Corpus::coverage_state(), corpus.bin) and taken up by Fuzzer::resume()
+/// (restore_state()): a resumed campaign goes on with the radius it had, not one recalibrated
+/// against the whole saved corpus (which, for a campaign stopped early, came out 20x smaller and
+/// found nothing). A corpus without a state (corpus.bin versions 1 and 2, or a state cleared with
+/// `corpus.set_coverage_state({})`) is recalibrated as before: the saved vectors are the
+/// references, the first mutants of the session choose the radius. Decisions are
+/// deterministic: one seed, one run.
 class CalibratedCoverage {
  public:
   /// `target_rate` in (0, 1): the share of the first mutants that should be new (other options
@@ -125,19 +135,111 @@ class CalibratedCoverage {
     pending_.clear();
     inner_.reset();
     seeds_done_ = false;
+    replaying_ = false;
     seen_ = new_ = high_ = 0;
     calibration_ = Calibration{};
     calibration_.target_rate = target_;
   }
-  /// Called by the Fuzzer once the seeds are in: the next batch calibrates the radius.
-  void seeds_done() { seeds_done_ = true; }
+  /// Called by the Fuzzer once the seeds are in: the next batch calibrates the radius. After
+  /// restore_state(), it ends the replay of the saved corpus (whose vectors did not count in the
+  /// adaptation windows).
+  void seeds_done() {
+    seeds_done_ = true;
+    replaying_ = false;
+  }
+  /// What it has learned, as bytes (kStateBytes, little-endian): "NNFZCALB", u32 version 1,
+  /// u64 coverage width, f32 radius, f32 initial_radius, f64 target_rate, i64 samples, f32
+  /// median_distance, i64 adjustments, f64 window_rate, then the adaptation window's counters
+  /// (i64 mutants seen, i64 of them new, i64 consecutive windows above max_rate). Not the
+  /// vectors: resume() observes the saved corpus' again. The Fuzzer keeps it with its corpus
+  /// (Corpus::coverage_state()) before every on_corpus() callback and at the end of a run.
+  std::vector<std::uint8_t> save_state() const {
+    detail::StateWriter w;
+    w.bytes.reserve(kStateBytes);
+    w.magic(kStateMagic);
+    w.u32(1);
+    w.u64(static_cast<std::uint64_t>(dim_));
+    w.f32(calibration_.radius);
+    w.f32(calibration_.initial_radius);
+    w.f64(calibration_.target_rate);
+    w.i64(calibration_.samples);
+    w.f32(calibration_.median_distance);
+    w.i64(calibration_.adjustments);
+    w.f64(calibration_.window_rate);
+    w.i64(seen_);
+    w.i64(new_);
+    w.i64(high_);
+    return std::move(w.bytes);
+  }
+  /// Takes up a save_state() of a policy with the same coverage width, right after reset() and
+  /// before anything is observed (Fuzzer::resume() calls it). A calibrated state sets the radius
+  /// (the saved one, whatever this policy's target_rate) and the adaptation counters; the vectors
+  /// observed next, until seeds_done(), rebuild the coverage without counting in the adaptation
+  /// windows (they are the saved corpus, not new mutants). An uncalibrated state (saved before
+  /// the first mutants) leaves it as after reset(): the next vectors are the references the
+  /// first mutants calibrate against. Throws std::invalid_argument, naming the value, for a
+  /// state that is not one (wrong size or magic, another version), of another width, or whose
+  /// fields are impossible (a radius that is not finite and >= 0, a count below 0, ...).
+  void restore_state(const std::vector<std::uint8_t>& state) {
+    const char* fn = "CalibratedCoverage::restore_state()";
+    if (state.size() != kStateBytes)
+      detail::fail(fn, ": the state has ", state.size(), " bytes, a CalibratedCoverage state ", kStateBytes);
+    detail::StateReader r{state};
+    if (!r.magic(kStateMagic))
+      detail::fail(fn, ": the state does not start with '", kStateMagic, "' (", magic_of(state), ")");
+    const std::uint32_t version = r.u32();
+    if (version != 1) detail::fail(fn, ": the state has version ", version, " (reads 1)");
+    const std::uint64_t dim = r.u64();
+    if (dim != static_cast<std::uint64_t>(dim_))
+      detail::fail(fn, ": the state is for coverage vectors of ", dim, " elements, reset() said ", dim_);
+    if (size() > 0)
+      detail::fail(fn, ": ", size(), " vectors were observed since reset() (restore the state right after it)");
+    Calibration c;
+    c.radius = r.f32();
+    c.initial_radius = r.f32();
+    c.target_rate = r.f64();
+    c.samples = static_cast<Index>(r.i64());
+    c.median_distance = r.f32();
+    c.adjustments = static_cast<Index>(r.i64());
+    c.window_rate = r.f64();
+    const auto seen = static_cast<Index>(r.i64()), fresh = static_cast<Index>(r.i64()),
+               high = static_cast<Index>(r.i64());
+    if (!detail::is_finite(c.radius) || !(c.radius >= 0))
+      detail::fail(fn, ": the state has radius ", c.radius, " (must be finite and >= 0)");
+    if (!detail::is_finite(c.initial_radius) || !(c.initial_radius >= 0) || c.initial_radius > c.radius ||
+        (c.initial_radius > 0) != (c.radius > 0))
+      detail::fail(fn, ": the state has initial_radius ", c.initial_radius, " for radius ", c.radius,
+                   " (must be finite, in (0, radius], or 0 with radius 0)");
+    if (!detail::is_finite(c.target_rate) || !(c.target_rate > 0 && c.target_rate < 1))
+      detail::fail(fn, ": the state has target_rate ", c.target_rate, " (must be in (0, 1))");
+    if (!detail::is_finite(c.median_distance) || !(c.median_distance >= 0))
+      detail::fail(fn, ": the state has median_distance ", c.median_distance, " (must be finite and >= 0)");
+    if (!detail::is_finite(c.window_rate) || !(c.window_rate >= 0 && c.window_rate <= 1))
+      detail::fail(fn, ": the state has window_rate ", c.window_rate, " (must be in [0, 1])");
+    if (c.samples < 0 || c.adjustments < 0 || seen < 0 || fresh < 0 || fresh > seen || high < 0)
+      detail::fail(fn, ": the state has impossible counts (samples ", c.samples, ", adjustments ", c.adjustments,
+                   ", window ", fresh, " new of ", seen, ", ", high, " high windows)");
+    if (!(c.radius > 0)) {  // saved before the first mutants: calibrate as after reset()
+      reset(dim_);
+      return;
+    }
+    calibration_ = c;
+    seen_ = seen;
+    new_ = fresh;
+    high_ = high;
+    pending_.clear();
+    pending_.shrink_to_fit();
+    inner_.emplace(c.radius);
+    inner_->reset(dim_);
+    replaying_ = true;
+  }
   /// Sets is_new(i) for each row and remembers the new ones.
   void observe(const Eigen::Ref<const RowMatrix>& vectors, Mask& is_new) {
     if (vectors.cols() != dim_)
       detail::fail("CalibratedCoverage::observe(): vectors have ", vectors.cols(), " elements, reset() said ", dim_);
     if (inner_) {
       inner_->observe(vectors, is_new);
-      adapt(is_new);
+      if (!replaying_) adapt(is_new);  // a restored state's saved corpus is not a window's mutants
       return;
     }
     is_new.resize(vectors.rows());
@@ -175,8 +277,19 @@ class CalibratedCoverage {
   double target_rate() const { return target_; }
   /// The options.
   const CalibrationOptions& options() const { return options_; }
+  /// Size of a save_state() blob, in bytes.
+  static constexpr std::size_t kStateBytes = 88;
+  /// The first 8 bytes of a save_state() blob.
+  static constexpr char kStateMagic[9] = "NNFZCALB";
 
  private:
+  // The first bytes of a state that is not ours, printable, for the error.
+  static std::string magic_of(const std::vector<std::uint8_t>& state) {
+    std::string m = "it starts with '";
+    for (std::size_t i = 0; i < std::min<std::size_t>(8, state.size()); ++i)
+      m += state[i] >= 32 && state[i] < 127 ? static_cast<char>(state[i]) : '?';
+    return m + "'";
+  }
   static CalibrationOptions options_for(double target_rate) {
     CalibrationOptions o;
     o.target_rate = target_rate;
@@ -229,6 +342,7 @@ class CalibratedCoverage {
   Index seen_ = 0, new_ = 0;  // mutants observed / found new in the current adaptation window
   Index high_ = 0;            // consecutive windows above max_rate
   bool seeds_done_ = false;
+  bool replaying_ = false;      // restore_state() until seeds_done(): the saved corpus is observed
   std::vector<float> pending_;  // seed vectors, row after row, until calibrated
   std::optional<AutoCoverage> inner_;
   Calibration calibration_;

@@ -8,9 +8,11 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace nnfuzz {
 
@@ -102,7 +104,9 @@ class CombinedCoverage {
 /// feedback_or). Every part observes every batch and keeps its own state (a KMNCoverage part
 /// marks the sections a row covers even if the row was new only for another part), so each part's
 /// statistics stay those of the criterion alone. Give parts different columns with Columns.
-/// reset(), seeds_done() and radius() are forwarded; size() counts the rows it accepted.
+/// reset(), seeds_done() and radius() are forwarded; size() counts the rows it accepted. A
+/// combination keeps no state across Fuzzer::resume(): its parts start afresh on the saved corpus
+/// (a CalibratedCoverage part recalibrates), as each part would without a saved state.
 template <typename... Parts>
 class AnyCoverage : public detail::CombinedCoverage<false, Parts...> {
  public:
@@ -153,7 +157,7 @@ template <typename... Parts>
 /// logits (CoverageSignal::neurons_and_logits), L2 novelty on the logits and KMNC on the hidden
 /// layers combine as
 /// `any_of(Columns(hidden, classes, CalibratedCoverage()), Columns(0, hidden, KMNCoverage(layers)))`.
-/// seeds_done() and radius() are forwarded when the policy has them.
+/// seeds_done(), radius() and save_state() / restore_state() are forwarded when the policy has them.
 template <typename Policy>
 class Columns {
  public:
@@ -179,6 +183,17 @@ class Columns {
   }
   /// Forwarded when the policy has it.
   void seeds_done() { detail::forward_seeds_done(policy_); }
+  /// The policy's save_state() (what it learned, kept across Fuzzer::resume()); present only
+  /// when the policy keeps a state.
+  template <bool B = detail::has_coverage_state<Policy>::value, std::enable_if_t<B, int> = 0>
+  std::vector<std::uint8_t> save_state() const {
+    return policy_.save_state();
+  }
+  /// The policy's restore_state(); present only when the policy keeps a state.
+  template <bool B = detail::has_coverage_state<Policy>::value, std::enable_if_t<B, int> = 0>
+  void restore_state(const std::vector<std::uint8_t>& state) {
+    policy_.restore_state(state);
+  }
   /// The policy's size().
   Index size() const { return policy_.size(); }
   /// The policy's radius(); present only when the policy has one.

@@ -41,6 +41,10 @@ struct PolicyChecks {
                 "nnfuzz: Coverage must provide `void observe(const Eigen::Ref<const RowMatrix>& vectors, nnfuzz::Mask& "
                 "is_new)` (see coverage/)");
   static_assert(has_size<Coverage>::value, "nnfuzz: Coverage must provide `Index size() const`");
+  static_assert(has_save_state<Coverage>::value == has_restore_state<Coverage>::value,
+                "nnfuzz: a Coverage that keeps a state across resume() needs both `std::vector<std::uint8_t> "
+                "save_state() const` and `void restore_state(const std::vector<std::uint8_t>& state)` (see "
+                "coverage/calibrated.hpp); it has only one of them");
   // The objective is checked only when the model has an Output (the check names Model::Output,
   // which would be a second, confusing error otherwise): ObjectiveCheck<false> checks nothing,
   // ObjectiveCheck<true> holds the static_assert. (`Enable` makes the specialisation partial,

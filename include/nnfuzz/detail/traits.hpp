@@ -4,6 +4,7 @@
 
 #include "config.hpp"
 
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -119,6 +120,24 @@ template <typename C, typename = void>
 struct has_seeds_done : std::false_type {};
 template <typename C>
 struct has_seeds_done<C, void_t<decltype(std::declval<C&>().seeds_done())>> : std::true_type {};
+// Optional coverage members: `std::vector<std::uint8_t> save_state() const` and
+// `void restore_state(const std::vector<std::uint8_t>&)`, what the policy learned (CalibratedCoverage's
+// radius) kept with a saved corpus (Corpus::coverage_state()) and taken up by Fuzzer::resume().
+template <typename C, typename = void>
+struct has_save_state : std::false_type {};
+template <typename C>
+struct has_save_state<C,
+                      void_t<decltype(static_cast<std::vector<std::uint8_t>>(std::declval<const C&>().save_state()))>>
+    : std::true_type {};
+template <typename C, typename = void>
+struct has_restore_state : std::false_type {};
+template <typename C>
+struct has_restore_state<
+    C, void_t<decltype(std::declval<C&>().restore_state(std::declval<const std::vector<std::uint8_t>&>()))>>
+    : std::true_type {};
+/// True when a coverage policy keeps a state across resume() (both save_state() and restore_state()).
+template <typename C>
+struct has_coverage_state : std::integral_constant<bool, has_save_state<C>::value && has_restore_state<C>::value> {};
 // Optional coverage member: `static constexpr bool random_search = true` (NoCoverage): the corpus
 // must stay the seeds, so FuzzOptions::keep_fitter is off unless the user turns it on.
 template <typename C, typename = void>
