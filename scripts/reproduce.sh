@@ -9,6 +9,8 @@
 #                                        and Fashion-MNIST (about 25 min on 2 cores), then the
 #                                        language model (about 60 min more)
 #   scripts/reproduce.sh --no-lm         without the language model
+#   scripts/reproduce.sh --lm-only       only the language model (about 60 min); the README's summary
+#                                        takes the other rows from the last full run's out/results
 #   scripts/reproduce.sh --quick         the quick subset (about 2 min after a 1-minute build):
 #                                        Fashion-MNIST (Debian's package, no download), a portable
 #                                        build (no -march) in build-repro and the generic noise
@@ -21,17 +23,19 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${root}"
-quick=0 check=0 lm=1 extra=0
+quick=0 check=0 lm=1 lm_only=0 extra=0
 for a in "$@"; do
   case "${a}" in
     --quick) quick=1 ;;
     --check) check=1 ;;
     --no-lm) lm=0 ;;
+    --lm-only) lm_only=1 ;;
     --extra) extra=1 ;;
-    *) echo "reproduce.sh: unknown option '${a}' (--quick, --check, --no-lm, --extra)" >&2; exit 2 ;;
+    *) echo "reproduce.sh: unknown option '${a}' (--quick, --check, --no-lm, --lm-only, --extra)" >&2; exit 2 ;;
   esac
 done
 [[ ${check} -eq 1 && ${quick} -eq 0 ]] && { echo "reproduce.sh: --check needs --quick" >&2; exit 2; }
+[[ ${lm_only} -eq 1 && (${lm} -eq 0 || ${quick} -eq 1) ]] && { echo "reproduce.sh: --lm-only goes with neither --no-lm nor --quick" >&2; exit 2; }
 jobs="${JOBS:-$(nproc)}"
 fashion=/usr/share/datasets/fashion-mnist
 tables="${root}/scripts/results_tables.py"
@@ -95,11 +99,17 @@ fi
 # for each task): NaN hunt 10 runs x 200,000 executions per master seed on [-1,1] pixels;
 # float16: 100 test images x 10,000 executions per master seed, L-inf 0.2 and 0.4 on [0,1].
 common=(--models "${models}" --masters 1,2,3 --jobs "${jobs}" --out "${out}/guidance" --guidance "${b[@]}")
-table nan-mnist "${bin}/guidance" --task nan --data data/mnist "${common[@]}"
-table f16-mnist-02 "${bin}/guidance" --task f16 --eps 0.2 --data data/mnist "${common[@]}"
-table f16-mnist-04 "${bin}/guidance" --task f16 --eps 0.4 --data data/mnist "${common[@]}"
-table nan-fashion "${bin}/guidance" --task nan --data "${fashion}" "${common[@]}"
-table f16-fashion-02 "${bin}/guidance" --task f16 --eps 0.2 --data "${fashion}" "${common[@]}"
+if [[ ${lm_only} -eq 0 ]]; then
+  table nan-mnist "${bin}/guidance" --task nan --data data/mnist "${common[@]}"
+  table f16-mnist-02 "${bin}/guidance" --task f16 --eps 0.2 --data data/mnist "${common[@]}"
+  table f16-mnist-04 "${bin}/guidance" --task f16 --eps 0.4 --data data/mnist "${common[@]}"
+  table nan-fashion "${bin}/guidance" --task nan --data "${fashion}" "${common[@]}"
+  table f16-fashion-02 "${bin}/guidance" --task f16 --eps 0.2 --data "${fashion}" "${common[@]}"
+else
+  for name in nan-mnist f16-mnist-02 f16-mnist-04 nan-fashion; do
+    [[ -f "${out}/${name}.md" ]] || { echo "reproduce.sh: --lm-only needs ${out}/${name}.md from a full run; run scripts/reproduce.sh --no-lm first" >&2; exit 2; }
+  done
+fi
 
 summary=(
   "NaN hunt, MNIST: runs that find a NaN=10/10 / 0/10=${out}/nan-mnist.md"
@@ -124,8 +134,10 @@ if [[ ${lm} -eq 1 ]]; then
   summary+=("Language model: blacklisted words found (median of 3 master seeds)=6 / 1 of 10 in 24 h=${out}/lm.md")
 fi
 python3 "${tables}" summary "${out}/summary.md" "${summary[@]}"
+written="commit ${commit}"
+[[ ${lm_only} -eq 1 ]] && written="the language model's row at commit ${commit} (\`--lm-only\`), the other rows from the last full run: see each table's line in docs/results.md"
 python3 "${tables}" write README.md summary "${out}/summary.md" \
-  "<sub>Written by \`scripts/reproduce.sh\` · commit ${commit} · ${how} · CPU: ${cpu} · $(date -u +%F)</sub>"
+  "<sub>Written by \`scripts/reproduce.sh\` · ${written} · ${how} · CPU: ${cpu} · $(date -u +%F)</sub>"
 
 if [[ ${extra} -eq 1 ]]; then
   run() { local name="$1"; shift; echo "== ${name}: $*" >&2; "$@" > "${out}/${name}.txt"; }
