@@ -90,7 +90,7 @@ def summary(table, pairs):
         p = Path(path)
         if not p.exists():
             continue
-        if "language" in title:
+        if "language" in title.lower():
             cells = {}
             for line in p.read_text().splitlines():
                 m = re.match(r"\| .*\(`(\w+)`\) \|.*\| ([^|]+) \|$", line)
