@@ -4,7 +4,10 @@
   A. a header includes only headers of its own level or lower (levels below);
   B. the core never includes models/, targets/, data/ or adapters/;
   C. only data/idx.hpp includes <zlib.h> (the nnfuzz::data link boundary);
-  D. callbacks.hpp, campaign/ and stages.hpp do not include the loop (fuzzer.hpp).
+  D. callbacks.hpp, campaign/ and stages.hpp do not include the loop (fuzzer.hpp);
+  E. a forwarding header (an earlier release's path, FORWARDING) warns with `#warning` and MSVC's
+     `#pragma message`, each naming its old path, and includes only current headers;
+     no header includes a forwarding header.
 Exits 1 naming every arrow that breaks a rule.   Usage: check_includes.py [include/nnfuzz]"""
 import os, posixpath, re, sys
 
@@ -19,6 +22,9 @@ LEVELS = [  # (level, path pattern); the first match wins
     (5, r'testing/.*|nnfuzz\.hpp'),
 ]
 OUTER = ('models/', 'targets/', 'data/', 'adapters/')
+# nnfuzz 0.1's header paths that moved in 0.2: forwarding headers, removed in 0.3 (CONTRIBUTING.md).
+FORWARDING = (r'io/(campaign|sync|idx|text|weights)\.hpp|models/(targets|versions|char_rnn_target)\.hpp|'
+              r'text_(mutators|objectives)\.hpp|testing\.hpp|coverage/threshold\.hpp')
 
 
 def level(path):
@@ -35,6 +41,19 @@ for d, _, files in os.walk(root):
             continue
         rel = posixpath.relpath(posixpath.join(d, f), root).replace(os.sep, '/')
         text = open(os.path.join(d, f), encoding='utf-8').read()
+        forwarding = re.fullmatch(FORWARDING, rel) is not None
+        if forwarding:
+            incs = [posixpath.normpath(posixpath.join(posixpath.dirname(rel), i))
+                    for i in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M)]
+            for warn in (f'#warning "nnfuzz/{rel} is deprecated', f'#pragma message("nnfuzz/{rel} is deprecated'):
+                if warn not in text:
+                    errors.append(f'{rel} is a forwarding header but does not warn ({warn} ...)')
+            for to in incs:
+                if re.fullmatch(FORWARDING, to):
+                    errors.append(f'{rel} forwards to {to}, itself a forwarding header')
+                elif not os.path.exists(os.path.join(root, to)):
+                    errors.append(f'{rel} includes "{to}", which does not exist')
+            continue
         if '<zlib.h>' in text and rel != 'data/idx.hpp':
             errors.append(f'{rel} includes <zlib.h> (only data/idx.hpp may: the nnfuzz::data boundary)')
         for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M):
@@ -43,6 +62,9 @@ for d, _, files in os.walk(root):
                 to = inc[len('nnfuzz/'):]
             if not os.path.exists(os.path.join(root, to)):
                 errors.append(f'{rel} includes "{inc}", which does not exist')
+                continue
+            if re.fullmatch(FORWARDING, to):
+                errors.append(f'{rel} includes {to}, a deprecated forwarding header')
                 continue
             if level(to) > level(rel):
                 errors.append(f'{rel} (level {level(rel)}) includes {to} (level {level(to)}): a lower folder '

@@ -12,7 +12,9 @@
 #                     and release tests of the user's own scorer in two releases, which write
 #                     the release report on failure); then check the
 #                     installed nnfuzz.pc and nnfuzz-data.pc (pkg-config) by compiling
-#                     app/models_main.cpp with their flags and running it.
+#                     app/models_main.cpp with their flags and running it; and a 0.1 project,
+#                     unchanged (v01/: 0.1's header paths and names), which must build with
+#                     deprecation warnings only, each naming the new path, and run.
 #   add_subdirectory  build add_subdirectory/, which adds the source tree with add_subdirectory
 #                     (the build-system integration: app/models_main.cpp).
 #   meson             build meson_subproject/ in a temporary copy (<work>/src) whose
@@ -31,7 +33,7 @@
 # Environment: CXX (the C++ compiler; default: CMake's/Meson's choice), BUILD_TYPE (CMake build
 # type, default Release), CMAKE_GENERATOR (default Ninja when installed), JOBS (default 1).
 # tests/consumer/CMakeLists.txt registers one CTest test per mode (label `consumer`).
-# Only <work>/{build,prefix,app,src,pkgconfig_models,unit_tests} are removed and rebuilt: a work dir is reusable.
+# Only <work>/{build,prefix,app,src,pkgconfig_models,unit_tests,v01} are removed and rebuilt: a work dir is reusable.
 set -euo pipefail
 
 usage() { sed -n '5,6p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
@@ -107,7 +109,7 @@ case "${mode}" in
       [[ -f "${prefix}/${f}" ]] || fail "the install has no ${f}"
     done
 
-    # CMake: find_package(nnfuzz 0.1 REQUIRED) must find this install, not another one.
+    # CMake: find_package(nnfuzz 0.2 REQUIRED) must find this install, not another one.
     step cmake -S "${here}/find_package" -B "${work}/app" "${cmake_args[@]}" -DCMAKE_PREFIX_PATH="${prefix}"
     found_dir="$(sed -n 's/^nnfuzz_DIR:PATH=//p' "${work}/app/CMakeCache.txt")"
     [[ "${found_dir}" == "${prefix}/share/cmake/nnfuzz" ]] || fail "find_package found nnfuzz in '${found_dir}', not in ${prefix}"
@@ -138,6 +140,34 @@ case "${mode}" in
       if out="$(PLANTED_REGRESSION=1 "${work}/unit_tests/${t}" 2>&1)"; then fail "${t} passed on its second run"; fi
       [[ "${out}" == *"a saved regression input fires again"* ]] || fail "${t}: the second run did not fail from the regression corpus:"$'\n'"${out}"
       echo "== consumer.${mode}: ${t} fails as it should on the planted regression"
+    done
+
+    # A 0.1 project, unchanged (v01/): it must compile with deprecation warnings only, one per
+    # moved header naming its new path and one per deprecated name, and run. The version file
+    # accepts find_package(nnfuzz 0.1) and 0.2 and refuses 0.0, 0.3 and 1.0.
+    rm -rf "${work}/v01"
+    step cmake -S "${here}/v01" -B "${work}/v01" "${cmake_args[@]}" -DCMAKE_PREFIX_PATH="${prefix}"
+    echo "== consumer.${mode}: cmake --build ${work}/v01 (a 0.1 project)"
+    v01_log="$(cmake --build "${work}/v01" --parallel "${jobs}" 2>&1)" || fail "the 0.1 project does not build:"$'\n'"${v01_log}"
+    for old_new in "io/campaign.hpp:campaign/files.hpp" "io/sync.hpp:campaign/sync.hpp" "io/idx.hpp:data/idx.hpp" \
+                   "io/text.hpp:data/text.hpp" "io/weights.hpp:models/mlp_file.hpp" \
+                   "models/targets.hpp:targets/mlp_targets.hpp" "models/versions.hpp:targets/version_pair.hpp" \
+                   "models/char_rnn_target.hpp:targets/char_rnn_target.hpp" "text_mutators.hpp:mutators/structured.hpp" \
+                   "text_objectives.hpp:objectives/text.hpp" "testing.hpp:testing/fuzz_test.hpp" \
+                   "coverage/threshold.hpp:coverage/radius.hpp"; do
+      want="nnfuzz/${old_new%%:*} is deprecated since nnfuzz 0.2 and goes in 0.3: include <nnfuzz/${old_new#*:}>"
+      [[ "${v01_log}" == *"${want}"* ]] || fail "the 0.1 project's build does not warn '${want}':"$'\n'"${v01_log}"
+    done
+    [[ "${v01_log}" == *"radius_from_squared"* && "${v01_log}" == *"set_radius"* ]] \
+      || fail "the 0.1 project's build does not name the new spellings of the threshold names:"$'\n'"${v01_log}"
+    others="$(grep -E "(warning|error):" <<<"${v01_log}" | grep -vE "is deprecated" || true)"
+    [[ -z "${others}" ]] || fail "the 0.1 project's build gives more than deprecation warnings:"$'\n'"${others}"
+    echo "== consumer.${mode}: the 0.1 project builds with $(grep -c "warning:" <<<"${v01_log}") deprecation warnings"
+    step "${work}/v01/v01_app" "${work}/v01/work"
+    for request in 0.1:TRUE 0.2:TRUE 0.2.0:TRUE 0.0:FALSE 0.3:FALSE 1.0:FALSE; do
+      got="$(cmake -DPACKAGE_FIND_VERSION="${request%%:*}" -DVERSION_FILE="${prefix}/share/cmake/nnfuzz/nnfuzzConfigVersion.cmake" \
+             -P "${here}/v01/check_version.cmake" 2>&1)"
+      [[ "${got}" == "${request#*:}" ]] || fail "nnfuzzConfigVersion.cmake: find_package(nnfuzz ${request%%:*}) compatible '${got}', expected ${request#*:}"
     done
 
     # pkg-config: the installed nnfuzz.pc (Requires: eigen3, nanoflann) and nnfuzz-data.pc (+ zlib)

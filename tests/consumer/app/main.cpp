@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#if NNFUZZ_VERSION < 0x000100
-# error "nnfuzz consumer test: expected nnfuzz >= 0.1.0"
+#if NNFUZZ_VERSION < 0x000200
+# error "nnfuzz consumer test: expected nnfuzz >= 0.2.0"
 #endif
 
 namespace {

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: MIT
+// nnfuzz 0.1's path of CharRnnTarget: a forwarding header, deprecated since 0.2, removed in 0.3
+// (CONTRIBUTING.md, "Deprecations"). Include <nnfuzz/targets/char_rnn_target.hpp> instead.
+#pragma once
+
+// #warning, not _Pragma("GCC warning"): GCC and Clang drop the latter in headers found through
+// -isystem, which is how CMake's imported target hands them to a user.
+#if !defined(NNFUZZ_NO_DEPRECATED_HEADER_WARNING)
+#if defined(_MSC_VER) && !defined(__clang__)
+#pragma message("nnfuzz/models/char_rnn_target.hpp is deprecated since nnfuzz 0.2 and goes in 0.3: include <nnfuzz/targets/char_rnn_target.hpp>")
+#else
+#warning "nnfuzz/models/char_rnn_target.hpp is deprecated since nnfuzz 0.2 and goes in 0.3: include <nnfuzz/targets/char_rnn_target.hpp>"
+#endif
+#endif
+
+#include "../targets/char_rnn_target.hpp"
