@@ -77,6 +77,31 @@ TEST_CASE("KdTreeCoverage and BruteForceCoverage agree on every novelty decision
   }
 }
 
+TEMPLATE_TEST_CASE("Coverage: reset() to the same dimension decides like a new policy", "[coverage]", KdTreeCoverage,
+                   BruteForceCoverage) {
+  // reset() keeps the stored vectors' memory for reuse (detail::BasicRowStore): what was stored
+  // before, in memory that is reused, must count for nothing.
+  Rng rng(5);
+  const Index dim = 10;
+  RowMatrix before(5000, dim), after(300, dim);  // 5,000 x 10 floats: more than one chunk
+  rng.fill_normal(before.data(), before.size());
+  rng.fill_normal(after.data(), after.size());
+  TestType reused(0.5f), fresh(0.5f);
+  Mask a, b;
+  reused.reset(dim);
+  for (Index i = 0; i < before.rows(); i += 100) reused.observe(before.middleRows(i, 100), a);
+  REQUIRE(reused.size() > 100);
+  reused.reset(dim);
+  fresh.reset(dim);
+  CHECK(reused.size() == 0);
+  for (Index i = 0; i < after.rows(); i += 50) {
+    reused.observe(after.middleRows(i, 50), a);
+    fresh.observe(after.middleRows(i, 50), b);
+    CHECK((a == b).all());
+  }
+  CHECK(reused.size() == fresh.size());
+}
+
 TEST_CASE("KdTreeCoverage: vectors within rounding of the radius get the exact test's answer", "[coverage]") {
   // The leaves and the newest vectors are screened eight at a time with vector arithmetic; a
   // vector whose screened distance is within rounding of the radius must get
