@@ -11,7 +11,7 @@
 #include <vector>
 
 #if defined(__linux__)
-#include <sys/mman.h>
+# include <sys/mman.h>
 #endif
 
 namespace nnfuzz {

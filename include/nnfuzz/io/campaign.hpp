@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: MIT
-// nnfuzz 0.1's path of corpus and finding files, CampaignSaver: a forwarding header, deprecated since 0.2, removed in 0.3
-// (CONTRIBUTING.md, "Deprecations"). Include <nnfuzz/campaign/files.hpp> and <nnfuzz/campaign/saver.hpp> instead.
+// nnfuzz 0.1's path of corpus and finding files, CampaignSaver: a forwarding header, deprecated since 0.2, removed in
+// 0.3 (CONTRIBUTING.md, "Deprecations"). Include <nnfuzz/campaign/files.hpp> and <nnfuzz/campaign/saver.hpp> instead.
 #pragma once
 
 // #warning, not _Pragma("GCC warning"): GCC and Clang drop the latter in headers found through
 // -isystem, which is how CMake's imported target hands them to a user.
 #if !defined(NNFUZZ_NO_DEPRECATED_HEADER_WARNING)
-#if defined(_MSC_VER) && !defined(__clang__)
-#pragma message("nnfuzz/io/campaign.hpp is deprecated since nnfuzz 0.2 and goes in 0.3: include <nnfuzz/campaign/files.hpp> and <nnfuzz/campaign/saver.hpp>")
-#else
-#warning "nnfuzz/io/campaign.hpp is deprecated since nnfuzz 0.2 and goes in 0.3: include <nnfuzz/campaign/files.hpp> and <nnfuzz/campaign/saver.hpp>"
-#endif
+# if defined(_MSC_VER) && !defined(__clang__)
+#  pragma message( \
+      "nnfuzz/io/campaign.hpp is deprecated since nnfuzz 0.2 and goes in 0.3: include <nnfuzz/campaign/files.hpp> and <nnfuzz/campaign/saver.hpp>")
+# else
+#  warning \
+      "nnfuzz/io/campaign.hpp is deprecated since nnfuzz 0.2 and goes in 0.3: include <nnfuzz/campaign/files.hpp> and <nnfuzz/campaign/saver.hpp>"
+# endif
 #endif
 
 #include "../campaign/files.hpp"

@@ -6,11 +6,12 @@
 // #warning, not _Pragma("GCC warning"): GCC and Clang drop the latter in headers found through
 // -isystem, which is how CMake's imported target hands them to a user.
 #if !defined(NNFUZZ_NO_DEPRECATED_HEADER_WARNING)
-#if defined(_MSC_VER) && !defined(__clang__)
-#pragma message("nnfuzz/io/sync.hpp is deprecated since nnfuzz 0.2 and goes in 0.3: include <nnfuzz/campaign/sync.hpp>")
-#else
-#warning "nnfuzz/io/sync.hpp is deprecated since nnfuzz 0.2 and goes in 0.3: include <nnfuzz/campaign/sync.hpp>"
-#endif
+# if defined(_MSC_VER) && !defined(__clang__)
+#  pragma message( \
+      "nnfuzz/io/sync.hpp is deprecated since nnfuzz 0.2 and goes in 0.3: include <nnfuzz/campaign/sync.hpp>")
+# else
+#  warning "nnfuzz/io/sync.hpp is deprecated since nnfuzz 0.2 and goes in 0.3: include <nnfuzz/campaign/sync.hpp>"
+# endif
 #endif
 
 #include "../campaign/sync.hpp"

@@ -6,11 +6,13 @@
 // #warning, not _Pragma("GCC warning"): GCC and Clang drop the latter in headers found through
 // -isystem, which is how CMake's imported target hands them to a user.
 #if !defined(NNFUZZ_NO_DEPRECATED_HEADER_WARNING)
-#if defined(_MSC_VER) && !defined(__clang__)
-#pragma message("nnfuzz/models/versions.hpp is deprecated since nnfuzz 0.2 and goes in 0.3: include <nnfuzz/targets/version_pair.hpp>")
-#else
-#warning "nnfuzz/models/versions.hpp is deprecated since nnfuzz 0.2 and goes in 0.3: include <nnfuzz/targets/version_pair.hpp>"
-#endif
+# if defined(_MSC_VER) && !defined(__clang__)
+#  pragma message( \
+      "nnfuzz/models/versions.hpp is deprecated since nnfuzz 0.2 and goes in 0.3: include <nnfuzz/targets/version_pair.hpp>")
+# else
+#  warning \
+      "nnfuzz/models/versions.hpp is deprecated since nnfuzz 0.2 and goes in 0.3: include <nnfuzz/targets/version_pair.hpp>"
+# endif
 #endif
 
 #include "../targets/version_pair.hpp"

@@ -17,7 +17,7 @@
 #include <nnfuzz/text_mutators.hpp>
 #include <nnfuzz/text_objectives.hpp>
 #ifdef V01_WITH_IDX  // nnfuzz::models (0.1's name of nnfuzz::data): the IDX reader and zlib
-#include <nnfuzz/io/idx.hpp>
+# include <nnfuzz/io/idx.hpp>
 #endif
 
 #include <cmath>
@@ -78,8 +78,8 @@ int main(int argc, char** argv) {
   options.seed = 3;
   options.max_executions = 200000;
   auto fuzzer = nnfuzz::make_fuzzer(nnfuzz::VersionPair<Scorer, Scorer>(Scorer{false}, Scorer{true}),
-                                    nnfuzz::RecentSampler(), nnfuzz::GaussianMutator(0.05f, {0.0f, 1.0f}),
-                                    coverage, nnfuzz::DisagreementObjective(), options);
+                                    nnfuzz::RecentSampler(), nnfuzz::GaussianMutator(0.05f, {0.0f, 1.0f}), coverage,
+                                    nnfuzz::DisagreementObjective(), options);
   const std::string dir = (work / "campaign").string();
   nnfuzz::FuzzResult r;
   {
