@@ -45,9 +45,12 @@ for d, _, files in os.walk(root):
         if forwarding:
             incs = [posixpath.normpath(posixpath.join(posixpath.dirname(rel), i))
                     for i in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M)]
-            for warn in (f'#warning "nnfuzz/{rel} is deprecated', f'#pragma message("nnfuzz/{rel} is deprecated'):
-                if warn not in text:
-                    errors.append(f'{rel} is a forwarding header but does not warn ({warn} ...)')
+            # Directives as clang-format leaves them: indented after '#', continued with '\'.
+            flat = re.sub(r'\s*\\\n\s*', ' ', text)
+            quoted = f'"nnfuzz/{re.escape(rel)} is deprecated'
+            for name, warn in (('#warning', rf'#\s*warning\s+{quoted}'), ('#pragma message', rf'#\s*pragma\s+message\(\s*{quoted}')):
+                if not re.search(warn, flat):
+                    errors.append(f'{rel} is a forwarding header but does not warn ({name} "nnfuzz/{rel} is deprecated ...")')
             for to in incs:
                 if re.fullmatch(FORWARDING, to):
                     errors.append(f'{rel} forwards to {to}, itself a forwarding header')
