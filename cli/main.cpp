@@ -9,6 +9,7 @@
 // Exit status: 0 nothing found, 1 found, 2 a usage or input error (the message names the file,
 // the option and the value). See docs/cli.md.
 #include "campaign.hpp"
+#include "whatsup.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -533,9 +534,23 @@ int run_merge(const MergeArgs& a) {
       throw UsageError(std::string("merge: ") + e.what());
     }
   }
-  const CampaignSettings first = read_settings(campaigns.front());
+  // Campaigns of `nnfuzz fuzz` (an nnfuzz.json each) must agree on what they fuzzed; those of a
+  // C++ program (its own sync or campaign directories: no nnfuzz.json) are merged as they are,
+  // and OUT gets no nnfuzz.json. One of each is refused: OUT could not say what it is.
+  const auto has_settings = [](const std::string& d) {
+    std::error_code e;
+    return fs::exists(fs::path(d) / "nnfuzz.json", e);
+  };
+  const bool of_cli = has_settings(campaigns.front());
+  std::optional<CampaignSettings> first;
+  if (of_cli) first = read_settings(campaigns.front());
   for (std::size_t i = 1; i < campaigns.size(); ++i) {
-    const std::string differs = campaign_difference(read_settings(campaigns[i]), first);
+    if (has_settings(campaigns[i]) != of_cli)
+      throw UsageError("merge: campaign '" + campaigns[i] + (of_cli ? "' has no" : "' has an") +
+                       " nnfuzz.json, unlike '" + campaigns.front() +
+                       "': merge campaigns of the nnfuzz command with each other, those of a program with each other");
+    if (!of_cli) continue;
+    const std::string differs = campaign_difference(read_settings(campaigns[i]), *first);
     if (!differs.empty())
       throw UsageError("merge: campaign '" + campaigns[i] + "' was not made with the " + differs + " of '" +
                        campaigns.front() + "' (compare their nnfuzz.json)");
@@ -561,9 +576,11 @@ int run_merge(const MergeArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("merge: ") + e.what());
   }
-  CampaignSettings merged = first;
-  merged.seeds = "merged: " + campaigns.front() + (campaigns.size() > 1 ? " and others" : "");
-  write_settings(a.out, merged);
+  if (first) {
+    CampaignSettings merged = *first;
+    merged.seeds = "merged: " + campaigns.front() + (campaigns.size() > 1 ? " and others" : "");
+    write_settings(a.out, merged);
+  }
   json bugs = json::array();
   for (const nnfuzz::Bug& b : r.bugs)
     bugs.push_back({{"signature", b.signature}, {"what", b.what}, {"count", b.count}, {"files", b.files.size()}});
@@ -577,7 +594,8 @@ int run_merge(const MergeArgs& a) {
                      {"duplicate_inputs", r.duplicate_inputs},
                      {"finding_files_written", r.finding_files_written},
                      {"findings_reported", r.findings_reported},
-                     {"bugs", bugs}};
+                     {"bugs", bugs},
+                     {"nnfuzz_json", first.has_value()}};
   if (a.json) {
     std::cout << summary.dump(2) << "\n";
   } else {
@@ -587,6 +605,9 @@ int run_merge(const MergeArgs& a) {
               << r.duplicate_inputs << " duplicate inputs), " << r.findings_reported << " finding(s) counted\n";
     for (const nnfuzz::Bug& b : r.bugs)
       std::cout << "  " << b.count << " x " << b.what << " (" << b.files.size() << " file(s))\n";
+    if (!first)
+      std::cout << "  " << a.out << " has no nnfuzz.json (the inputs were not made by `nnfuzz fuzz`): resume it "
+                << "with your program (Fuzzer::resume(), a worker's --sync directory)\n";
   }
   return r.finding_files_written > 0 ? kFound : kNothingFound;
 }
@@ -839,9 +860,16 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(Index{1000}, Index{1} << 40))
       ->capture_default_str();
   minimize->add_flag("--json", mjson, "machine-readable output");
-  CLI::App* whatsup = app.add_subcommand("whatsup", "a campaign's state: executions, corpus, findings grouped");
-  whatsup->add_option("DIR", target, "the campaign directory")->required();
+  CLI::App* whatsup = app.add_subcommand(
+      "whatsup", "a campaign's state: executions, corpus, findings grouped; of a sync directory, one line per worker");
+  whatsup->add_option("DIR", target, "the campaign directory, or a sync directory (--sync of the workers)")->required();
   whatsup->add_flag("--json", wjson, "machine-readable output");
+  bool wcsv = false;
+  double stale = 60;
+  whatsup->add_flag("--csv", wcsv, "of a sync directory: every worker's plot.csv as one CSV, ordered by time");
+  whatsup->add_option("--stale", stale, "of a sync directory: seconds without an update after which a worker is stale")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   CLI::App* show =
       app.add_subcommand("show", "PNGs of a campaign's findings (seed | found | difference), one per group");
   show->add_option("DIR", target, "the campaign directory")->required();
@@ -855,7 +883,11 @@ int main(int argc, char** argv) {
       "merge",
       "merge campaign directories (or sync directories of workers) into one: corpora reduced, findings by bug");
   merge->add_option("OUT", ma.out, "the merged campaign directory (new or empty)")->required();
-  merge->add_option("DIR", ma.inputs, "campaign directories of nnfuzz fuzz, or --sync directories")->required();
+  merge
+      ->add_option("DIR", ma.inputs,
+                   "campaign directories of nnfuzz fuzz, or sync directories (--sync of the workers, "
+                   "nnfuzz's or your program's), or campaign directories of your program")
+      ->required();
   merge
       ->add_option("--radius", ma.radius,
                    "L2 novelty radius the corpora are reduced with (default: the first campaign's coverage radius)")
@@ -884,7 +916,11 @@ int main(int argc, char** argv) {
     }
     if (replay->parsed()) return run_replay(target, rjson);
     if (minimize->parsed()) return run_minimize(target, min_budget, mjson);
-    if (whatsup->parsed()) return run_whatsup(target, wjson);
+    if (whatsup->parsed()) {
+      if (is_sync_directory(target)) return run_sync_whatsup(target, wcsv, wjson, stale);
+      if (wcsv) throw UsageError("whatsup: --csv is for a sync directory; '" + target + "' is not one");
+      return run_whatsup(target, wjson);
+    }
     if (show->parsed()) return run_show(target, png_dir, zoom, sjson);
     if (merge->parsed()) return run_merge(ma);
   } catch (const std::exception& e) {

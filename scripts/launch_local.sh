@@ -7,7 +7,7 @@
 #
 #   scripts/launch_local.sh 4 -- build/experiments/mnist_nan --data data/mnist --executions 1e6 \
 #       --sync out/sync --worker {}
-#   build/experiments/whatsup out/sync
+#   build/cli/nnfuzz whatsup out/sync
 set -euo pipefail
 usage() { echo "usage: $0 N -- command [args...]   ('{}' in the args: the worker id 0..N-1)" >&2; exit 2; }
 [[ $# -ge 3 && "$1" =~ ^[1-9][0-9]*$ && "$2" == "--" ]] || usage

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Smoke test of a campaign shared through a sync directory (docs/scaling.md): two local workers
-# of mnist_nan started by scripts/launch_local.sh on a tiny synthetic data set, whatsup's summary
-# and CSV, a late joiner that imports what they found, a restarted worker that resumes from its
-# directory, merge (and a worker resuming the merged directory), and the deployment manifests (tests/check_deploy.py: they parse, and run the same
+# of mnist_nan started by scripts/launch_local.sh on a tiny synthetic data set, `nnfuzz whatsup`'s
+# summary, JSON and CSV, a late joiner that imports what they found, a restarted worker that resumes from its
+# directory, `nnfuzz merge` (and a worker resuming the merged directory), and the deployment manifests (tests/check_deploy.py: they parse, and run the same
 # command line as the launcher below).
 #   tests/sync_smoke.sh BUILD_DIR WORK_DIR
 set -euo pipefail
@@ -10,10 +10,13 @@ build="$1"
 work="$2"
 ex="${build}/examples"
 xp="${build}/experiments"
+nnfuzz="${build}/cli/nnfuzz"
 here="$(cd "$(dirname "$0")" && pwd)"
 rm -rf "${work}"
 mkdir -p "${work}"
 fail() { echo "sync_smoke.sh: FAIL: $*" >&2; exit 1; }
+# nnfuzz's exit status: 0 nothing found, 1 found, 2 an error. ok_status CMD...: runs it, fails on 2.
+ok_status() { local rc=0; "$@" || rc=$?; (( rc <= 1 )) || fail "$* exited ${rc}"; return 0; }
 
 "${build}/tests/make_tiny_mnist" "${work}/data" 300 100
 "${xp}/mnist_train" --data "${work}/data" --models "${work}/models" --train-steps 200 --recipes tf-nan > /dev/null
@@ -31,10 +34,14 @@ exported=0
 for n in $(sed -nE 's/.*exported ([0-9]+)\).*/\1/p' "${work}"/logs/worker-*.log); do exported=$((exported + n)); done
 (( exported > 0 )) || fail "the workers exported nothing"
 
-"${xp}/whatsup" "${sync}" > "${work}/whatsup.txt" || fail "whatsup exited non-zero"
+ok_status "${nnfuzz}" whatsup "${sync}" > "${work}/whatsup.txt"
 grep -Eq "^campaign ${sync}: 2 workers \(0 alive\), [0-9]+ executions" "${work}/whatsup.txt" || fail "whatsup: $(cat "${work}/whatsup.txt")"
 [[ $(grep -Ec '^[01] +done +[0-9]+' "${work}/whatsup.txt") == 2 ]] || fail "whatsup: no line per worker"
-"${xp}/whatsup" "${sync}" --csv > "${work}/plot.csv" || fail "whatsup --csv exited non-zero"
+rc=0
+"${nnfuzz}" whatsup "${sync}" --json > "${work}/whatsup.json" || rc=$?
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); rc=int(sys.argv[2]); assert len(j['workers'])==2 and all(w['status']=='done' for w in j['workers']), j; assert j['executions']==sum(w['executions'] for w in j['workers']), j; assert rc==(1 if j['unique_findings'] else 0), (rc, j['unique_findings'])" \
+  "${work}/whatsup.json" "${rc}" || fail "whatsup --json (exit ${rc}): $(cat "${work}/whatsup.json")"
+ok_status "${nnfuzz}" whatsup "${sync}" --csv > "${work}/plot.csv"
 head -n1 "${work}/plot.csv" | grep -q '^worker,unix_time,seconds,executions,' || fail "whatsup --csv header"
 [[ $(grep -Ec '^[01],' "${work}/plot.csv") -ge 2 ]] || fail "whatsup --csv: too few rows"
 
@@ -55,17 +62,20 @@ grep -Eq "^worker 0: resumed from ${sync}/0/corpus.bin: [0-9]+ elements, ${befor
 grep -Eq "^worker 0: resumed from .*, ${after} executions, .*its budget is spent" "${work}/spent.txt" \
   || fail "worker 0 with its budget spent: $(cat "${work}/spent.txt")"
 # merge: the three workers' corpora and findings as one campaign directory, which a worker resumes.
-"${xp}/merge" "${sync}" --out "${work}/merged" > "${work}/merge.txt" || fail "merge exited non-zero: $(cat "${work}/merge.txt")"
-merged=$(sed -nE 's/^merge: 3 campaign\(s\), ([0-9]+) executions; corpus [1-9][0-9]* of [1-9][0-9]* elements add coverage.*/\1/p' \
+ok_status "${nnfuzz}" merge "${work}/merged" "${sync}" --radius 0.707 > "${work}/merge.txt"
+merged=$(sed -nE 's/^merged 3 campaign\(s\), ([0-9]+) executions, into .*: corpus [1-9][0-9]* of [1-9][0-9]* elements.*/\1/p' \
   "${work}/merge.txt")
+grep -q "has no nnfuzz.json" "${work}/merge.txt" || fail "merge of a program's sync directory: $(cat "${work}/merge.txt")"
 [[ -n "${merged}" ]] || fail "merge: $(cat "${work}/merge.txt")"
 mkdir -p "${work}/sync2" && cp -r "${work}/merged" "${work}/sync2/m"
 "${xp}/mnist_nan" --data "${work}/data" --executions $((merged + 1000)) --max-findings 0 --sync "${work}/sync2" --worker m "${common[@]}" \
   > "${work}/merged-resumed.txt" || fail "a worker on the merged directory exited non-zero"
 grep -Eq "^worker m: resumed from ${work}/sync2/m/corpus.bin: [0-9]+ elements, ${merged} executions" \
   "${work}/merged-resumed.txt" || fail "the merged directory did not resume: $(cat "${work}/merged-resumed.txt")"
-if "${xp}/merge" "${sync}" --out "${work}/merged" > /dev/null 2> "${work}/merge-again.err"; then fail "merge into a full directory accepted"; fi
-grep -q "merge_campaigns(): output directory '${work}/merged' is not empty" "${work}/merge-again.err" \
+rc=0
+"${nnfuzz}" merge "${work}/merged" "${sync}" --radius 0.707 > /dev/null 2> "${work}/merge-again.err" || rc=$?
+(( rc == 2 )) || fail "merge into a full directory: exit ${rc}"
+grep -q "merge: OUT '${work}/merged' is not empty" "${work}/merge-again.err" \
   || fail "merge into a full directory: $(cat "${work}/merge-again.err")"
 # Refused: --sync without --worker.
 if "${xp}/mnist_nan" --data "${work}/data" --sync "${sync}" > /dev/null 2> "${work}/refused.err"; then fail "--sync without --worker accepted"; fi

@@ -5,7 +5,7 @@
 # back with its id and resumes from its own directory. The command line is the one
 # scripts/launch_local.sh and tests/sync_smoke.sh run (tests/check_deploy.py checks it).
 #   CAMPAIGN=/shared/nnfuzz sbatch deploy/slurm/nnfuzz-array.sh
-#   build/experiments/whatsup /shared/nnfuzz/sync
+#   build/cli/nnfuzz whatsup /shared/nnfuzz/sync
 #SBATCH --job-name=nnfuzz-mnist-nan
 #SBATCH --array=0-7
 #SBATCH --cpus-per-task=1

@@ -291,6 +291,27 @@ sync)
   expect 1 "merge of the sync directory" -- "$NNFUZZ" merge "$W/m" "$W/s" --json
   json_is "len(j['campaigns']) == 2" "merge sync --json"
   expect 1 "whatsup of the merge" -- "$NNFUZZ" whatsup "$W/m"
+  # whatsup of the sync directory itself: one entry per worker, the totals add up.
+  expect 1 "whatsup of the sync directory" -- "$NNFUZZ" whatsup "$W/s" --json
+  json_is "[w['worker'] for w in j['workers']] == ['a', 'b'] and j['unique_findings'] >= 1 and j['executions'] == sum(w['executions'] for w in j['workers']) and j['finding_files'] >= 1" "whatsup sync --json"
+  expect 1 "whatsup of the sync directory, text" -- "$NNFUZZ" whatsup "$W/s"
+  grep -qE "^campaign $W/s: 2 workers \(0 alive\)" "$W/out" || { echo "FAIL: whatsup sync text: $(cat "$W/out")"; fails=$((fails + 1)); }
+  expect 0 "whatsup --csv of the sync directory" -- "$NNFUZZ" whatsup "$W/s" --csv
+  head -n1 "$W/out" | grep -q '^worker,unix_time,' || { echo "FAIL: whatsup --csv header: $(head -n1 "$W/out")"; fails=$((fails + 1)); }
+  expect 2 "whatsup --csv of a campaign directory" -- "$NNFUZZ" whatsup "$W/s/a" --csv
+  says "--csv is for a sync directory" "csv of a campaign"
+  expect 2 "whatsup --csv and --json" -- "$NNFUZZ" whatsup "$W/s" --csv --json
+  says "give one" "csv and json"
+  cp -r "$W/s" "$W/sbad" && echo '{"worker": "b", "executions": "many"}' > "$W/sbad/b/stats.json"
+  expect 2 "whatsup of a sync directory with a malformed stats.json" -- "$NNFUZZ" whatsup "$W/sbad"
+  says "$W/sbad/b/stats.json': key 'executions' is \"many\", not a number" "malformed stats.json"
+  # A program's campaign (no nnfuzz.json) merges with its like, not with the command's.
+  mkdir -p "$W/prog" && cp -r "$W/s/a" "$W/prog/a" && rm "$W/prog/a/nnfuzz.json"
+  expect 2 "merge of the command's and a program's campaigns" -- "$NNFUZZ" merge "$W/mx" "$W/s/a" "$W/prog/a"
+  says "has no nnfuzz.json" "mixed merge"
+  expect 1 "merge of a program's sync directory" -- "$NNFUZZ" merge "$W/mp" "$W/prog" --radius 0.05 --json
+  json_is "not j['nnfuzz_json'] and j['finding_files_written'] >= 1" "program merge --json"
+  [[ ! -e $W/mp/nnfuzz.json && -f $W/mp/corpus.bin ]] || { echo "FAIL: program merge wrote nnfuzz.json or no corpus.bin"; fails=$((fails + 1)); }
   expect 2 "--sync without --worker" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --seeds "$S/pngs" --sync "$W/s"
   says "--worker" "no worker"
   expect 2 "--worker without --sync" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --seeds "$S/pngs" --out "$W/x" --worker a

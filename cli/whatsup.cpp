@@ -1,37 +1,42 @@
 // SPDX-License-Identifier: MIT
-// whatsup: the state of a campaign shared through a sync directory (as AFL++'s afl-whatsup):
-// one line per worker from SYNC/<id>/stats.json, the totals, and the campaign's bugs: each
-// signature (nnfuzz::bug_signature()) with the findings reported under it by all workers
-// (SYNC/<id>/bugs.bin and the finding files, nnfuzz::load_bugs()) and its files; the finding
-// files are also counted by input (nnfuzz::finding_signature()). With --csv: every worker's
-// plot.csv as one CSV (worker,unix_time,…), ordered by time, for plots.
-//
-//   whatsup out/sync                 summary
-//   whatsup out/sync --csv > p.csv   progress over time
-// Exit status: 0; 1 when the directory holds no worker or a file cannot be read (a stats.json
-// that is not an object of the expected types, or holds a count out of range, is named). Workers
-// that met errors reading their peers' files (stats.json "errors") are listed under the totals.
+// nnfuzz command-line tool: `nnfuzz whatsup SYNC_DIR`, the state of a campaign shared through a
+// sync directory (as AFL++'s afl-whatsup): one line per worker from SYNC/<id>/stats.json, the
+// totals, and the campaign's bugs: each signature (nnfuzz::bug_signature()) with the findings
+// reported under it by all workers (SYNC/<id>/bugs.bin and the finding files,
+// nnfuzz::load_bugs()); the finding files are also counted by input (nnfuzz::finding_signature()).
+// With --csv: every worker's plot.csv as one CSV (worker,unix_time,...), ordered by time.
+// A stats.json that is not an object of the expected types, or holds a count out of range, is
+// named. Workers that met errors reading their peers' files (stats.json "errors") are listed.
+#include "whatsup.hpp"
+
+#include "engine.hpp"
+
 #include <nnfuzz/callbacks.hpp>
+#include <nnfuzz/campaign/bugs.hpp>
+#include <nnfuzz/campaign/files.hpp>
 #include <nnfuzz/campaign/sync.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
-#include <stdexcept>
-#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include <signal.h>
 #include <unistd.h>
 
-#include "cli_common.hpp"
-
+namespace nnfuzz_cli {
 namespace {
 
 namespace fs = std::filesystem;
@@ -99,10 +104,12 @@ std::string age(double seconds) {
   return s.str();
 }
 
-int summary(const std::string& sync, double stale) {
+int summary(const std::string& sync, double stale, bool as_json) {
   const std::vector<std::string> workers = nnfuzz::sync_workers(sync);
   const double now = nnfuzz::detail::unix_now();
-  std::cout << "worker      status  executions   exec/s   corpus  imported  exported  findings  last new   updated\n";
+  std::ostringstream table;
+  table << "worker      status  executions   exec/s   corpus  imported  exported  findings  last new   updated\n";
+  json out{{"sync_directory", sync}, {"workers", json::array()}};
   double execs = 0, rate = 0, sync_s = 0, seconds = 0;
   std::vector<std::string> problems;  // workers that met errors (stats.json "errors", "last_error")
   int alive = 0, listed = 0;
@@ -115,8 +122,7 @@ int summary(const std::string& sync, double stale) {
       in >> j;
       check_stats(j, path);
     } catch (const std::exception& e) {
-      std::cerr << "whatsup: cannot read '" << path << "': " << e.what() << "\n";
-      return 1;
+      throw std::runtime_error(std::string("whatsup: cannot read '") + path + "': " + e.what());
     }
     if (num(j, "errors") > 0)
       problems.push_back(w + ": " + std::to_string(static_cast<long long>(num(j, "errors"))) +
@@ -129,7 +135,16 @@ int summary(const std::string& sync, double stale) {
     if (status == "alive") rate += num(j, "execs_per_sec");
     sync_s += num(j, "sync_seconds");
     seconds += num(j, "seconds");
-    std::cout << std::left << std::setw(12) << w << std::setw(8) << status << std::right << std::setw(10)
+    out["workers"].push_back({{"worker", w},
+                              {"status", status},
+                              {"executions", num(j, "executions")},
+                              {"executions_per_second", num(j, "execs_per_sec")},
+                              {"corpus", num(j, "corpus")},
+                              {"imported", num(j, "imported")},
+                              {"exported", num(j, "exported")},
+                              {"findings", num(j, "findings")},
+                              {"errors", num(j, "errors")}});
+    table << std::left << std::setw(12) << w << std::setw(8) << status << std::right << std::setw(10)
               << static_cast<long long>(num(j, "executions")) << std::setw(9)
               << nnfuzz::detail::compact_number(num(j, "execs_per_sec")) << std::setw(9)
               << static_cast<long long>(num(j, "corpus")) << std::setw(10) << static_cast<long long>(num(j, "imported"))
@@ -138,10 +153,7 @@ int summary(const std::string& sync, double stale) {
               << age(now - num(j, "last_new_coverage_time")) << std::setw(10) << age(now - num(j, "updated_time"))
               << "\n";
   }
-  if (listed == 0) {
-    std::cerr << "whatsup: no worker with a stats.json in '" << sync << "'\n";
-    return 1;
-  }
+  if (listed == 0) throw UsageError("whatsup: no worker with a stats.json in '" + sync + "'");
   // Finding files across workers, each input once; bugs across workers, by signature.
   std::set<std::uint64_t> unique;
   std::size_t files = 0;
@@ -169,23 +181,43 @@ int summary(const std::string& sync, double stale) {
   }
   std::stable_sort(order.begin(), order.end(),
                    [&bugs](const std::string& a, const std::string& b) { return bugs[a].count > bugs[b].count; });
-  std::cout << "\ncampaign " << sync << ": " << listed << " workers (" << alive << " alive), "
-            << static_cast<long long>(execs) << " executions, " << nnfuzz::detail::compact_number(rate)
-            << " exec/s now, sync " << std::fixed << std::setprecision(2)
-            << (seconds > 0 ? 100.0 * sync_s / seconds : 0.0) << "% of the workers' time\n";
-  std::cout << "findings: " << unique.size() << " unique input(s) in " << files << " file(s)\n";
-  std::cout << "bugs: " << bugs.size() << " signature(s), " << reported << " finding(s) reported\n";
-  for (const std::string& sig : order) {
-    const Total& t = bugs[sig];
-    std::cout << "  " << t.count << " x " << sig << "  (" << t.files << " file(s), " << t.workers.size()
-              << " worker(s))\n";
+  out["executions"] = execs;
+  out["executions_per_second"] = rate;
+  out["alive"] = alive;
+  out["sync_share"] = seconds > 0 ? sync_s / seconds : 0.0;
+  out["unique_findings"] = unique.size();
+  out["finding_files"] = files;
+  out["findings_reported"] = reported;
+  out["bugs"] = json::array();
+  for (const std::string& sig : order)
+    out["bugs"].push_back({{"signature", sig},
+                           {"count", bugs[sig].count},
+                           {"files", bugs[sig].files},
+                           {"workers", bugs[sig].workers.size()}});
+  out["problems"] = problems;
+  if (as_json) {
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << table.str();
+    std::cout << "\ncampaign " << sync << ": " << listed << " workers (" << alive << " alive), "
+              << static_cast<long long>(execs) << " executions, " << nnfuzz::detail::compact_number(rate)
+              << " exec/s now, sync " << std::fixed << std::setprecision(2)
+              << (seconds > 0 ? 100.0 * sync_s / seconds : 0.0) << "% of the workers' time\n";
+    std::cout << "findings: " << unique.size() << " unique input(s) in " << files << " file(s)\n";
+    std::cout << "bugs: " << bugs.size() << " signature(s), " << reported << " finding(s) reported\n";
+    for (const std::string& sig : order) {
+      const Total& t = bugs[sig];
+      std::cout << "  " << t.count << " x " << sig << "  (" << t.files << " file(s), " << t.workers.size()
+                << " worker(s))\n";
+    }
+    if (!problems.empty()) {
+      std::cout << "errors: " << problems.size() << " worker(s) could not read everything\n";
+      for (const auto& p : problems) std::cout << "  " << p << "\n";
+    }
   }
-  if (!problems.empty()) {
-    std::cout << "errors: " << problems.size() << " worker(s) could not read everything\n";
-    for (const auto& p : problems) std::cout << "  " << p << "\n";
-  }
-  ex::check_stdout();
-  return 0;
+  std::cout.flush();
+  if (!std::cout) throw std::runtime_error("whatsup: cannot write to the standard output");
+  return unique.empty() ? 0 : 1;
 }
 
 // Every worker's plot.csv as one CSV, ordered by time; a last line without '\n' (being written) is skipped.
@@ -203,34 +235,28 @@ int csv(const std::string& sync) {
       rows.emplace_back(std::atof(line.c_str()), w + "," + line);
     }
   }
-  if (header.empty()) {
-    std::cerr << "whatsup: no plot.csv in the workers of '" << sync << "'\n";
-    return 1;
-  }
+  if (header.empty()) throw UsageError("whatsup: no plot.csv in the workers of '" + sync + "'");
   std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::cout << header << "\n";
   for (const auto& r : rows) std::cout << r.second << "\n";
-  ex::check_stdout();
+  std::cout.flush();
+  if (!std::cout) throw std::runtime_error("whatsup: cannot write to the standard output");
   return 0;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  CLI::App app{"whatsup: the workers, totals and findings of a campaign shared through a sync directory"};
-  std::string sync;
-  bool as_csv = false;
-  double stale = 60;
-  app.add_option("sync", sync, "the sync directory (--sync of the workers)")->required();
-  app.add_flag("--csv", as_csv, "print every worker's plot.csv as one CSV, ordered by time");
-  app.add_option("--stale", stale, "seconds without an update after which a worker is stale")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
-  try {
-    return as_csv ? csv(sync) : summary(sync, stale);
-  } catch (const std::exception& e) {
-    std::cerr << "whatsup: " << e.what() << "\n";
-    return 1;
-  }
+bool is_sync_directory(const std::string& dir) {
+  std::error_code ec;
+  if (fs::exists(fs::path(dir) / "nnfuzz.json", ec)) return false;
+  for (const std::string& w : nnfuzz::sync_workers(dir))
+    if (fs::exists(fs::path(dir) / w / "stats.json", ec)) return true;
+  return false;
 }
+
+int run_sync_whatsup(const std::string& sync, bool as_csv, bool as_json, double stale) {
+  if (as_csv && as_json) throw UsageError("whatsup: --csv and --json are two outputs: give one");
+  return as_csv ? csv(sync) : summary(sync, stale, as_json);
+}
+
+}  // namespace nnfuzz_cli
