@@ -145,13 +145,12 @@ int summary(const std::string& sync, double stale, bool as_json) {
                               {"findings", num(j, "findings")},
                               {"errors", num(j, "errors")}});
     table << std::left << std::setw(12) << w << std::setw(8) << status << std::right << std::setw(10)
-              << static_cast<long long>(num(j, "executions")) << std::setw(9)
-              << nnfuzz::detail::compact_number(num(j, "execs_per_sec")) << std::setw(9)
-              << static_cast<long long>(num(j, "corpus")) << std::setw(10) << static_cast<long long>(num(j, "imported"))
-              << std::setw(10) << static_cast<long long>(num(j, "exported")) << std::setw(10)
-              << static_cast<long long>(num(j, "findings")) << std::setw(10)
-              << age(now - num(j, "last_new_coverage_time")) << std::setw(10) << age(now - num(j, "updated_time"))
-              << "\n";
+          << static_cast<long long>(num(j, "executions")) << std::setw(9)
+          << nnfuzz::detail::compact_number(num(j, "execs_per_sec")) << std::setw(9)
+          << static_cast<long long>(num(j, "corpus")) << std::setw(10) << static_cast<long long>(num(j, "imported"))
+          << std::setw(10) << static_cast<long long>(num(j, "exported")) << std::setw(10)
+          << static_cast<long long>(num(j, "findings")) << std::setw(10) << age(now - num(j, "last_new_coverage_time"))
+          << std::setw(10) << age(now - num(j, "updated_time")) << "\n";
   }
   if (listed == 0) throw UsageError("whatsup: no worker with a stats.json in '" + sync + "'");
   // Finding files across workers, each input once; bugs across workers, by signature.

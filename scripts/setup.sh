@@ -17,6 +17,7 @@ packages=(
   libopencv-dnn-dev libtorch-dev                       # engine adapters: ONNX via OpenCV DNN, TorchScript via LibTorch
   python3-torch python3-onnx                           # tools/train_torch_mnist.py: train and export the engine models
   python3-yaml                                         # tests/check_deploy.py: the Kubernetes manifest
+  python3-numpy fonts-dejavu-core                      # scripts/prepare_onnx.py; the rendered seed words (tests/realmodels)
   slurm-wlm munge                                      # tests/slurm/slurm_ci.sh: a single-node Slurm cluster
 )
 

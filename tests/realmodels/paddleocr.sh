@@ -51,6 +51,12 @@ fuzz_ok cls 3,48,192 2000 4 softmax_0.tmp_0
 fuzz_ok rec 3,48,320 100 4 softmax_11.tmp_0
 fuzz_ok det 3,96,320 40 2 sigmoid_0.tmp_0
 
+# They answer right: 20 rendered words through OpenCvDnnModel, one batch per model (ocr_check.cpp).
+font=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
+[[ -f "${font}" ]] || fail "${font} not found (apt-get install fonts-dejavu-core)"
+"${build}/tests/ocr_check" "${work}/cls.onnx" "${work}/rec.onnx" "${models}/ppocr_keys_v1.txt" "${font}" \
+  || fail "ocr_check: the prepared models read the rendered words wrong (above)"
+
 # Bad input to the preparation: named, no traceback.
 echo "not onnx" > "${work}/bad.onnx"
 if "${py}" "${here}/../../scripts/prepare_onnx.py" "${work}/bad.onnx" "${work}/x.onnx" --shape 1,3,48,192 2> "${work}/bad.err"; then fail "prepare_onnx.py accepted a file that is not ONNX"; fi
