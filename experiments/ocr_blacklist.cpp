@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+// ocr_blacklist: TensorFuzz's third experiment on a production model nobody here made. PaddleOCR's
+// text recogniser (ch_PP-OCRv4_rec_infer.onnx, prepared by scripts/prepare_onnx.py) reads ten
+// rendered words; for each, the fuzzer searches within L-inf EPS/255 of the image for one that the
+// model reads as a blacklisted word a letter or two away (DEBATE -> DELETE). The recogniser runs
+// in OpenCV DNN (OpenCvDnnModel), CtcTextModel decodes its CTC output, BlacklistObjective fires
+// on the word and its progress fitness reads the per-step probabilities (char_prob()).
+// Coverage: the recogniser's last feature map (swish_17.tmp_0, OpenCV layer onnx_node!p2o.Mul.206).
+//
+//   ocr_blacklist --rec rec.onnx --keys ppocr_keys_v1.txt [--font DejaVuSans.ttf] [--eps 16]
+//                 [--executions 300] [--seed 1] [--batch 10] [--baselines random,fitness,tensorfuzz,default]
+//                 [--objective blacklist|differs]   differs: any reading but the word, spaces
+//                                                   around it ignored (no fitness)
+// One line per baseline and word, then per baseline: words found (of 10) and the median executions
+// to the finding among those found. Exit status: 0; 1 on an error (named).
+#define STB_TRUETYPE_IMPLEMENTATION
+#include <stb/stb_truetype.h>
+
+#include <nnfuzz/adapters/opencv_dnn.hpp>
+#include <nnfuzz/baselines.hpp>
+#include <nnfuzz/objectives/text.hpp>
+#include <nnfuzz/targets/ctc_text.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "common/flags.hpp"
+#include "common/text_lines.hpp"
+
+namespace {
+
+// The seed words and the word each must not be read as, fixed before any run: one or two letters
+// changed into an English word of the same length.
+const char* const kPairs[10][2] = {
+    {"DEBATE", "delete"}, {"river", "rover"}, {"coffee", "toffee"}, {"garden", "warden"}, {"market", "marker"},
+    {"number", "lumber"}, {"lazy", "hazy"},   {"dog", "dig"},       {"fox", "box"},       {"over", "oven"}};
+
+using Rec = nnfuzz::CtcTextModel<nnfuzz::OpenCvDnnModel>;
+
+// The reading without leading and trailing spaces: noise on the padding right of a word is often
+// read as spaces ("DEBATE  "), which --objective differs does not count (rule fixed after a first
+// run of random search, before the table's runs).
+std::string trimmed(const std::string& t) {
+  const auto a = t.find_first_not_of(' ');
+  return a == std::string::npos ? std::string() : t.substr(a, t.find_last_not_of(' ') - a + 1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ocr_blacklist: make PaddleOCR's recogniser read a blacklisted word near a rendered one"};
+  std::string rec_path, keys_path, font_path = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+  float eps = 16;
+  std::uint64_t executions = 300, seed = 1;
+  nnfuzz::Index batch = 10;
+  std::string objective = "blacklist";
+  std::vector<nnfuzz::Baseline> baselines(nnfuzz::kBaselines.begin(), nnfuzz::kBaselines.end());
+  app.add_option("--rec", rec_path, "the prepared recogniser (scripts/prepare_onnx.py)")->required();
+  app.add_option("--keys", keys_path, "ppocr_keys_v1.txt")->required();
+  app.add_option("--font", font_path, "TrueType font of the seed words")->capture_default_str();
+  app.add_option("--eps", eps, "L-inf radius around the seed, in pixel levels of 255")
+      ->check(CLI::Range(1.0f, 255.0f))
+      ->capture_default_str();
+  ex::flag::executions(app, executions, "per word");
+  ex::flag::seed(app, seed, "the master seed: word i's run uses seed * 1000 + i");
+  ex::flag::batch(app, batch);
+  ex::flag::baselines(app, baselines);
+  app.add_option("--objective", objective,
+                 "blacklist: reads the word's blacklisted twin; differs: reads anything but the word")
+      ->check(CLI::IsMember({"blacklist", "differs"}))
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  try {
+    const ex::Font font(font_path);
+    nnfuzz::OpenCvDnnOptions o;
+    o.input_shape = {3, 48, 320};
+    o.select.coverage = {"onnx_node!p2o.Mul.206"};  // the layer writing swish_17.tmp_0
+    o.select.outputs = {"softmax_11.tmp_0"};
+    Rec rec(nnfuzz::OpenCvDnnModel(rec_path, o), nnfuzz::CtcTextOptions{"softmax_11.tmp_0", ex::read_keys(keys_path)});
+    nnfuzz::BaselineSettings s;
+    s.bounds = nnfuzz::MutationBounds{-1.0f, 1.0f, 2.0f * eps / 255.0f};  // PaddleOCR's inputs span [-1, 1]
+    Rec::Output out;
+    for (nnfuzz::Baseline b : baselines) {
+      int found = 0;
+      std::vector<std::uint64_t> at;
+      for (int i = 0; i < 10; ++i) {
+        const std::vector<float> img = ex::render(font.info, kPairs[i][0], 48, 320, false, true);
+        const nnfuzz::RowMatrix seeds = Eigen::Map<const nnfuzz::RowMatrix>(img.data(), 1, nnfuzz::Index(img.size()));
+        rec.evaluate(seeds, out);
+        const std::string seed_reading = out.texts[0];
+        nnfuzz::FuzzOptions fo;
+        fo.max_executions = executions;
+        fo.batch_size = batch;
+        fo.seed = seed * 1000 + static_cast<std::uint64_t>(i);
+        const auto run = [&seeds](auto& f) { return f.run(seeds); };
+        const std::string word = kPairs[i][0];
+        const nnfuzz::FuzzResult r =
+            objective == "blacklist"
+                ? nnfuzz::with_baseline(b, rec, nnfuzz::BlacklistObjective({kPairs[i][1]}), s, fo, run)
+                : nnfuzz::with_baseline(
+                      b, rec,
+                      nnfuzz::TextPredicateObjective([word](const std::string& t) { return trimmed(t) != word; },
+                                                     "reads other than '" + word + "'"),
+                      s, fo, run);
+        std::string reading = "-";
+        if (!r.findings.empty()) {
+          rec.evaluate(r.findings.front().input, out);
+          reading = out.texts[0];
+          ++found;
+          at.push_back(r.findings.front().execution);
+        }
+        std::printf("%-16s %-7s (read '%s') -> %-7s %s at %llu of %llu executions, read '%s'\n",
+                    nnfuzz::baseline_label(b), kPairs[i][0], seed_reading.c_str(),
+                    objective == "blacklist" ? kPairs[i][1] : "other", r.findings.empty() ? "not found" : "found",
+                    static_cast<unsigned long long>(r.findings.empty() ? 0 : r.findings.front().execution),
+                    static_cast<unsigned long long>(r.stats.executions), reading.c_str());
+      }
+      std::sort(at.begin(), at.end());
+      std::printf("== %s: %d of 10 words, median executions to a finding %llu (eps %g/255, %llu per word, seed %llu)\n",
+                  nnfuzz::baseline_label(b), found, static_cast<unsigned long long>(at.empty() ? 0 : at[at.size() / 2]),
+                  eps, static_cast<unsigned long long>(executions), static_cast<unsigned long long>(seed));
+      std::fflush(stdout);
+    }
+    ex::check_stdout();
+  } catch (const std::exception& e) {
+    std::cerr << "ocr_blacklist: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
