@@ -165,21 +165,25 @@ if [[ -x "${xp}/engines" ]]; then
   refuses "engines nan --executions 2^64" "'${big}' is too large" "${xp}/engines" nan --executions "${big}"
 fi
 
-# whatsup on stats.json files it cannot trust: a count out of range, wrong types, not an object —
-# each refused naming the file; a worker that met errors reading its peers is listed.
-ws="${work}/whatsup-sync"
-mkdir -p "${ws}/w"
-printf '{"worker": "w", "executions": 1e300, "finished": 1}\n' > "${ws}/w/stats.json"
-refuses "whatsup: executions 1e300" "${ws}/w/stats.json': key 'executions' is 1e+300, not a count" "${xp}/whatsup" "${ws}"
-printf '{"worker": "w", "host": 5, "finished": 1}\n' > "${ws}/w/stats.json"
-refuses "whatsup: host 5" "${ws}/w/stats.json': key 'host' is 5, not a string" "${xp}/whatsup" "${ws}"
-printf '[1,2,3]\n' > "${ws}/w/stats.json"
-refuses "whatsup: not an object" "${ws}/w/stats.json' is not a JSON object" "${xp}/whatsup" "${ws}"
-printf '{"worker": "w", "executions": 10, "finished": 1, "errors": 2, "last_error": "SyncDirectory: cannot read x"}\n' \
-  > "${ws}/w/stats.json"
-"${xp}/whatsup" "${ws}" > "${work}/whatsup-errors.txt" || fail "whatsup on a worker with errors exited non-zero"
-grep -q "w: 2 error(s) reading other workers' files, the last: SyncDirectory: cannot read x" \
-  "${work}/whatsup-errors.txt" || fail "whatsup does not show the workers' errors: $(cat "${work}/whatsup-errors.txt")"
+# `nnfuzz whatsup` of a sync directory, on stats.json files it cannot trust: a count out of range,
+# wrong types, not an object — each refused naming the file (exit 2); a worker that met errors
+# reading its peers is listed. (The nnfuzz command is built when OpenCV DNN is found.)
+nnfuzz="${build}/cli/nnfuzz"
+if [[ -x "${nnfuzz}" ]]; then
+  ws="${work}/whatsup-sync"
+  mkdir -p "${ws}/w"
+  printf '{"worker": "w", "executions": 1e300, "finished": 1}\n' > "${ws}/w/stats.json"
+  refuses "whatsup: executions 1e300" "${ws}/w/stats.json': key 'executions' is 1e+300, not a count" "${nnfuzz}" whatsup "${ws}"
+  printf '{"worker": "w", "host": 5, "finished": 1}\n' > "${ws}/w/stats.json"
+  refuses "whatsup: host 5" "${ws}/w/stats.json': key 'host' is 5, not a string" "${nnfuzz}" whatsup "${ws}"
+  printf '[1,2,3]\n' > "${ws}/w/stats.json"
+  refuses "whatsup: not an object" "${ws}/w/stats.json' is not a JSON object" "${nnfuzz}" whatsup "${ws}"
+  printf '{"worker": "w", "executions": 10, "finished": 1, "errors": 2, "last_error": "SyncDirectory: cannot read x"}\n' \
+    > "${ws}/w/stats.json"
+  "${nnfuzz}" whatsup "${ws}" > "${work}/whatsup-errors.txt" || fail "whatsup on a worker with errors (and no findings) exited non-zero"
+  grep -q "w: 2 error(s) reading other workers' files, the last: SyncDirectory: cannot read x" \
+    "${work}/whatsup-errors.txt" || fail "whatsup does not show the workers' errors: $(cat "${work}/whatsup-errors.txt")"
+fi
 
 # The language-model experiment (char_rnn): a tiny GRU trained for a few steps on Debian's
 # fortunes, the blacklist rule on a small screen, both objectives, CGF and random search.
