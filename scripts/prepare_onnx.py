@@ -600,6 +600,18 @@ def rw_seq_to_map(model):
     print("R7 %d [N,T,C]->[N,C,1,T] reshape+transpose rewritten" % cnt)
 
 
+def _producers(model):
+    """tensor name -> the node that writes it."""
+    return {o: n for n in model.graph.node for o in n.output}
+
+
+def _drop_nodes(g, dead):
+    """Removes the nodes whose id() is in `dead`, keeping the others' order."""
+    keep = [n for n in g.node if id(n) not in dead]
+    del g.node[:]
+    g.node.extend(keep)
+
+
 def rw_deconv_bias(model):
     """R8: ConvTranspose(x, W) -> Add(const [1,C,1,1]) ==> ConvTranspose(x, W, B[C]).
     In OpenCV 4.6 the separate Add becomes a Scale(bias) layer that gets fused into the
@@ -607,9 +619,7 @@ def rw_deconv_bias(model):
     shape, that fused path produces garbage (det output ~0 everywhere).  Putting the bias
     into the ConvTranspose itself avoids the fusion."""
     g = model.graph
-    inits = _init_map(model)
-    cons = _consumers(model)
-    prod = {o: n for n in g.node for o in n.output}
+    inits, cons, prod = _init_map(model), _consumers(model), _producers(model)
     dead, cnt = set(), 0
     for n in g.node:
         if n.op_type != "Add" or len(n.input) != 2:
@@ -631,9 +641,7 @@ def rw_deconv_bias(model):
         dead.add(id(n))
         cnt += 1
         log("R8", d.name, "+", n.name)
-    keep = [n for n in g.node if id(n) not in dead]
-    del g.node[:]
-    g.node.extend(keep)
+    _drop_nodes(g, dead)
     print("R8 %d ConvTranspose+Add(bias) -> ConvTranspose with B" % cnt)
 
 
@@ -643,9 +651,7 @@ def rw_deconv_bn(model):
     layer, and that fused layer computes garbage once the Net is re-run with a different
     input shape.  Run after R8."""
     g = model.graph
-    inits = _init_map(model)
-    cons = _consumers(model)
-    prod = {o: n for n in g.node for o in n.output}
+    inits, cons, prod = _init_map(model), _consumers(model), _producers(model)
     dead, cnt = set(), 0
     for n in g.node:
         if n.op_type != "BatchNormalization" or not all(x in inits for x in n.input[1:5]):
@@ -669,9 +675,7 @@ def rw_deconv_bn(model):
         dead.add(id(n))
         cnt += 1
         log("R9", d.name, "+", n.name)
-    keep = [n for n in g.node if id(n) not in dead]
-    del g.node[:]
-    g.node.extend(keep)
+    _drop_nodes(g, dead)
     print("R9 %d ConvTranspose+BatchNormalization folded" % cnt)
 
 
