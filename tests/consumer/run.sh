@@ -119,6 +119,8 @@ case "${mode}" in
     # A user's own token model: the progress fitness makes it say the blacklisted word, random
     # search does not (fixed seed and budget); the finding is minimised to the fewest edits.
     step "${work}/app/consumer_text"
+    # A user's own CTC recogniser through CtcTextModel: made to read a blacklisted word.
+    step "${work}/app/consumer_ocr"
 
     # Fuzzing inside the user's unit tests (testing/gtest.hpp, testing/catch2.hpp): the good model
     # passes; the planted regression fails with what fired and the saved file, and its next run

@@ -4,22 +4,41 @@
 #pragma once
 
 #include "../detail/config.hpp"
+#include "../detail/traits.hpp"
 
 #include <cmath>
 #include <cstddef>
 #include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace nnfuzz {
 
+namespace detail {
+// Whether a model's Output names its tensors (an engine adapter's NamedOutputs).
+template <typename O, typename = void>
+struct has_named_outputs : std::false_type {};
+template <typename O>
+struct has_named_outputs<O, void_t<decltype(std::declval<const O&>()[std::string()])>> : std::true_type {};
+// The per-step probabilities: the output called `name`, or `logits` (FunctionModel, Mlp).
+template <typename O>
+const RowMatrix& ctc_probabilities(const O& out, const std::string& name) {
+  if constexpr (has_named_outputs<O>::value)
+    return out[name];
+  else
+    return out.logits;
+}
+}  // namespace detail
+
 /// Options of CtcTextModel.
 struct CtcTextOptions {
   /// The inner model's output of per-step class probabilities: B × (T · C), step-major (step t's
   /// C classes at [t·C, (t+1)·C)), read through `Inner::Output::operator[](name)` (an engine
-  /// adapter's NamedOutputs).
+  /// adapter's NamedOutputs). A model whose Output has no names (FunctionModel over your own
+  /// `float*` forward) gives them as its `logits`; leave this empty then.
   std::string probabilities;
   /// The classes after the blank: class k ≥ 1 writes keys[k − 1] (one line of PaddleOCR's
   /// ppocr_keys_v1.txt each, then " "); class 0 is the CTC blank. C = keys.size() + 1.
@@ -27,7 +46,8 @@ struct CtcTextOptions {
 };
 
 /// Model policy over an Inner model (OpenCvDnnModel, LibTorchModel, any model whose Output has
-/// `const RowMatrix& operator[](const std::string&) const`) that decodes each row greedily: the
+/// `const RowMatrix& operator[](const std::string&) const`, or FunctionModel and any model whose
+/// Output has `RowMatrix logits`) that decodes each row greedily: the
 /// most probable class per step, repeats merged, blanks dropped (PaddleOCR's CTCLabelDecode).
 /// Its Output is the inner Output (coverage, tensors: the coverage and NonFiniteObjective see
 /// what they saw) plus what the text objectives (objectives/text.hpp) read:
@@ -53,7 +73,7 @@ class CtcTextModel {
       const auto& s = steps[static_cast<std::size_t>(row)];
       if (pos >= s.size()) return std::numeric_limits<float>::quiet_NaN();
       const Index k = (*class_of_byte)[static_cast<unsigned char>(c)];
-      return k < 0 ? 0.0f : (*this)[probabilities](row, s[pos] * classes + k);
+      return k < 0 ? 0.0f : detail::ctc_probabilities(*this, probabilities)(row, s[pos] * classes + k);
     }
     /// The step that wrote byte `pos` of texts[row] (-1 past the text).
     Index step_of(Index row, std::size_t pos) const {
@@ -63,9 +83,11 @@ class CtcTextModel {
   };
 
   /// `inner`: the recogniser; `options`: which output holds the probabilities, and the keys.
-  /// Throws std::invalid_argument for an empty output name or key list, or an empty key.
+  /// Throws std::invalid_argument for an empty output name (of a model with named outputs) or
+  /// key list, or an empty key.
   CtcTextModel(Inner inner, CtcTextOptions options) : inner_(std::move(inner)), options_(std::move(options)) {
-    if (options_.probabilities.empty()) detail::fail("CtcTextModel(): option 'probabilities' is empty");
+    if (detail::has_named_outputs<typename Inner::Output>::value && options_.probabilities.empty())
+      detail::fail("CtcTextModel(): option 'probabilities' is empty");
     if (options_.keys.empty()) detail::fail("CtcTextModel(): option 'keys' is empty");
     auto classes = std::make_shared<std::vector<Index>>(256, -1);
     for (std::size_t k = 0; k < options_.keys.size(); ++k) {
@@ -91,11 +113,12 @@ class CtcTextModel {
   /// probabilities are not T × classes() per row.
   void evaluate(const Eigen::Ref<const RowMatrix>& batch, Output& out) {
     inner_.evaluate(batch, out);
-    const RowMatrix& p = out[options_.probabilities];
+    const RowMatrix& p = detail::ctc_probabilities(out, options_.probabilities);
     const Index c = classes();
     if (p.cols() % c != 0 || p.rows() != batch.rows())
-      detail::fail("CtcTextModel::evaluate(): output '", options_.probabilities, "' holds ", p.rows(), " x ", p.cols(),
-                   " values, not ", batch.rows(), " x (steps x ", c, " classes)");
+      detail::fail("CtcTextModel::evaluate(): output '",
+                   options_.probabilities.empty() ? "logits" : options_.probabilities, "' holds ", p.rows(), " x ",
+                   p.cols(), " values, not ", batch.rows(), " x (steps x ", c, " classes)");
     out.probabilities = options_.probabilities;
     out.class_of_byte = class_of_byte_;
     out.classes = c;
