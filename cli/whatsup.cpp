@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// nnfuzz command-line tool: `nnfuzz whatsup SYNC_DIR`, the state of a campaign shared through a
+// nnfuzz command-line tool: `nnfuzz whatsup DIR`. Of a campaign directory: its settings, corpus,
+// last session and findings grouped. Of a SYNC_DIR, the state of a campaign shared through a
 // sync directory (as AFL++'s afl-whatsup): one line per worker from SYNC/<id>/stats.json, the
 // totals, and the campaign's bugs: each signature (nnfuzz::bug_signature()) with the findings
 // reported under it by all workers (SYNC/<id>/bugs.bin and the finding files,
@@ -7,9 +8,7 @@
 // With --csv: every worker's plot.csv as one CSV (worker,unix_time,...), ordered by time.
 // A stats.json that is not an object of the expected types, or holds a count out of range, is
 // named. Workers that met errors reading their peers' files (stats.json "errors") are listed.
-#include "whatsup.hpp"
-
-#include "engine.hpp"
+#include "commands.hpp"
 
 #include <nnfuzz/callbacks.hpp>
 #include <nnfuzz/campaign/bugs.hpp>
@@ -243,8 +242,6 @@ int csv(const std::string& sync) {
   return 0;
 }
 
-}  // namespace
-
 bool is_sync_directory(const std::string& dir) {
   std::error_code ec;
   if (fs::exists(fs::path(dir) / "nnfuzz.json", ec)) return false;
@@ -256,6 +253,67 @@ bool is_sync_directory(const std::string& dir) {
 int run_sync_whatsup(const std::string& sync, bool as_csv, bool as_json, double stale) {
   if (as_csv && as_json) throw UsageError("whatsup: --csv and --json are two outputs: give one");
   return as_csv ? csv(sync) : summary(sync, stale, as_json);
+}
+
+int run_whatsup(const std::string& dir, bool as_json) {
+  const CampaignSettings s = read_settings(dir);
+  std::vector<nnfuzz::SavedFinding> findings;
+  json j{{"campaign", dir}, {"model", s.model.path}, {"objective", s.objective}};
+  try {
+    findings = nnfuzz::load_findings(dir);
+    if (fs::exists(fs::path(dir) / "corpus.bin")) {
+      const nnfuzz::Corpus c = nnfuzz::load_corpus(dir);
+      j["corpus_size"] = c.size();
+      j["executions"] = c.executions();
+    }
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const json last = read_summary(dir);
+  if (!last.is_null())
+    j["last_session"] = {{"executions_per_second", last.value("executions_per_second", 0.0)},
+                         {"seconds", last.value("seconds", 0.0)}};
+  j["findings"] = findings.size();
+  j["groups"] = findings_json(findings);
+  if (as_json) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "campaign " << dir << ": " << s.model.path << ", objective " << s.objective << "\n";
+    if (j.contains("corpus_size"))
+      std::cout << "  " << j["executions"].get<std::uint64_t>() << " executions, corpus "
+                << j["corpus_size"].get<Index>() << "\n";
+    if (j.contains("last_session"))
+      std::cout << "  last session: " << std::fixed << std::setprecision(1)
+                << j["last_session"]["seconds"].get<double>() << " s, " << std::setprecision(0)
+                << j["last_session"]["executions_per_second"].get<double>() << " exec/s\n";
+    std::cout << "  " << findings.size() << " finding(s)" << (findings.empty() ? "" : ":") << "\n";
+    print_groups(std::cout, j["groups"]);
+  }
+  return findings.empty() ? kNothingFound : kFound;
+}
+
+}  // namespace
+
+void add_whatsup_command(CLI::App& app, Command& run) {
+  auto target = std::make_shared<std::string>();
+  auto wjson = std::make_shared<bool>(false), wcsv = std::make_shared<bool>(false);
+  auto stale = std::make_shared<double>(60);
+  CLI::App* whatsup = app.add_subcommand(
+      "whatsup", "a campaign's state: executions, corpus, findings grouped; of a sync directory, one line per worker");
+  whatsup->add_option("DIR", *target, "the campaign directory, or a sync directory (--sync of the workers)")
+      ->required();
+  whatsup->add_flag("--json", *wjson, "machine-readable output");
+  whatsup->add_flag("--csv", *wcsv, "of a sync directory: every worker's plot.csv as one CSV, ordered by time");
+  whatsup->add_option("--stale", *stale, "of a sync directory: seconds without an update after which a worker is stale")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  whatsup->callback([=, &run] {
+    run = [=] {
+      if (is_sync_directory(*target)) return run_sync_whatsup(*target, *wcsv, *wjson, *stale);
+      if (*wcsv) throw UsageError("whatsup: --csv is for a sync directory; '" + *target + "' is not one");
+      return run_whatsup(*target, *wjson);
+    };
+  });
 }
 
 }  // namespace nnfuzz_cli

@@ -7,15 +7,19 @@
   D. callbacks.hpp, campaign/ and stages.hpp do not include the loop (fuzzer.hpp);
   E. a forwarding header (an earlier release's path, FORWARDING) warns with `#warning` and MSVC's
      `#pragma message`, each naming its old path, and includes only current headers;
-     no header includes a forwarding header.
+     no header includes a forwarding header;
+  F. detail/ is two levels: its ground (detail/*.hpp, detail/kernels/) includes only ground
+     headers — no public header — and may be included by any header; the loop's internals
+     (detail/loop/: hooks, input spaces, policy checks) may include level-1 public headers and are
+     included only by fuzzer.hpp and each other.
 Exits 1 naming every arrow that breaks a rule.   Usage: check_includes.py [include/nnfuzz]"""
 import os, posixpath, re, sys
 
 root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..', 'include', 'nnfuzz')
 LEVELS = [  # (level, path pattern); the first match wins
-    (0, r'detail/(config|finite|row_store|binary_file|nanoflann_shim|traits)\.hpp|detail/kernels/.*'),
+    (0, r'detail/[a-z_]+\.hpp|detail/kernels/.*'),  # detail's ground (rule F)
     (1, r'(input|rng|corpus|fuzz_types|feedback|version|tolerance|focus)\.hpp'),
-    (2, r'samplers\.hpp|mutators(\.hpp|/.*)|objectives(\.hpp|/.*)|coverage/.*|detail/.*|models/.*|data/.*|'
+    (2, r'samplers\.hpp|mutators(\.hpp|/.*)|objectives(\.hpp|/.*)|coverage/.*|detail/loop/.*|models/.*|data/.*|'
         r'adapters/.*|stages\.hpp|callbacks\.hpp|function_model\.hpp|regression/.*'),
     (3, r'fuzzer\.hpp|minimize\.hpp'),
     (4, r'parallel\.hpp|baselines\.hpp|campaign/.*|targets/.*'),
@@ -77,6 +81,11 @@ for d, _, files in os.walk(root):
             if rel in ('nnfuzz.hpp',) and to.startswith(OUTER):
                 errors.append(f'the umbrella nnfuzz.hpp includes {to} (models, targets, data and adapters are '
                               'included by name)')
+            if rel.startswith('detail/') and not rel.startswith('detail/loop/') and level(to) != 0:
+                errors.append(f'{rel} is in detail/\'s ground but includes {to}: ground headers include only '
+                              'detail/*.hpp and detail/kernels/ (loop internals go in detail/loop/)')
+            if to.startswith('detail/loop/') and rel != 'fuzzer.hpp' and not rel.startswith('detail/loop/'):
+                errors.append(f'{rel} includes {to}: the loop\'s internals are included by fuzzer.hpp only')
             if to == 'fuzzer.hpp' and (rel in ('callbacks.hpp', 'stages.hpp') or rel.startswith('campaign/')):
                 errors.append(f'{rel} includes the loop (fuzzer.hpp); include fuzz_types.hpp')
 for e in errors:

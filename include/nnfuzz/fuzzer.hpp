@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // nnfuzz: the coverage-guided fuzz loop. Its plain types are in fuzz_types.hpp, the hook and
-// policy checks in detail/, the input spaces in detail/input_space.hpp, stages in stages.hpp.
+// policy checks and input spaces in detail/loop/ (the loop's internals), stages in stages.hpp.
 #pragma once
 
 #include "corpus.hpp"
@@ -14,9 +14,9 @@
 #include "stages.hpp"
 #include "coverage/calibrated.hpp"
 #include "detail/config.hpp"
-#include "detail/hooks.hpp"
-#include "detail/input_space.hpp"
-#include "detail/policy_checks.hpp"
+#include "detail/loop/hooks.hpp"
+#include "detail/loop/input_space.hpp"
+#include "detail/loop/policy_checks.hpp"
 #include "detail/traits.hpp"
 
 #include <algorithm>
@@ -58,7 +58,7 @@ namespace nnfuzz {
 /// - Objective: see objectives/ (a `check` member, or any callable).
 ///
 /// Models with an InputLayout (token sequences, several parts; input.hpp) take the same loop:
-/// their seeds are a std::vector<InputValue>, their batches InputBatch (detail/input_space.hpp).
+/// their seeds are a std::vector<InputValue>, their batches InputBatch (detail/loop/input_space.hpp).
 /// run() takes callbacks (read-only observers, callbacks.hpp) and stages (work that needs the
 /// fuzzer: sync, minimisation; stages.hpp) in one argument list.
 ///
@@ -79,7 +79,7 @@ class Fuzzer {
  public:
   /// The model's reusable output type.
   using Output = typename Model::Output;
-  /// The model's input space (detail/input_space.hpp): dense rows or structured inputs.
+  /// The model's input space (detail/loop/input_space.hpp): dense rows or structured inputs.
   using Space = detail::InputSpace<Model>;
   /// What run() takes as seeds: rows of a matrix (dense), or a std::vector<InputValue> (structured).
   using Seeds = typename Space::Seeds;

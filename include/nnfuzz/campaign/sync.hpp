@@ -2,33 +2,14 @@
 // nnfuzz: campaigns beyond one process — workers that share a sync directory (libFuzzer's
 // -jobs/-reload, AFL++'s -M/-S), so that any job runner (a Kubernetes Indexed Job, a Slurm
 // array, scripts/launch_local.sh) scales a campaign. See docs/scaling.md.
-//
-// Layout. SYNC is shared storage; worker <id> writes only below SYNC/<id>/, and reads the others':
-//   SYNC/<id>/lock                 flock of the running worker (a second one with that id is refused)
-//   SYNC/<id>/corpus.bin           checkpoint of its whole corpus (campaign/files.hpp's format): resume
-//   SYNC/<id>/findings/*.bin       its findings (save_finding()), less those the campaign already had
-//   SYNC/<id>/queue/<seq>.bin      the elements it found itself, <seq> = 000000000000, 000000000001, …
-//                                  with no gap (a restarted worker numbers after the highest file
-//                                  present, never over one); each file a corpus file (campaign/files.hpp's format) of
-//                                  the elements new since the previous file, each element a root (parent -1, root =
-//                                  itself), with the execution it was found at; the file's executions() is the worker's
-//                                  count when it was written
-//   SYNC/<id>/sync.bin             watermarks: per worker (itself included), the first queue file
-//                                  whose elements corpus.bin may lack. "NNFZSYNC", u32 version 1,
-//                                  u32 count, per worker u32 name length + name, u64 next; crc32
-//   SYNC/<id>/stats.json           counters for monitors (experiments/whatsup.cpp), rewritten atomically
-//   SYNC/<id>/plot.csv             one line per sync (the header first), appended
-// Every binary file is written as campaign/files.hpp writes (temporary file `<name>.tmp.<pid>.<n>`,
-// fsync, rename or link, fsync of the directory). A reader opens only the exact final names
-// `<seq>.bin` it expects next, so it never sees a temporary file; a file that does not load (a
-// torn or corrupted file on a broken file system) is reported with its name, never half-read.
-// Only "does not exist" (ENOENT) means "not written yet": any other error on a peer's queue
-// (EACCES, a symbolic link loop, EIO) is reported by name in errors() and stats.json. A gap in a
-// peer's queue (see SyncOptions::gap_seconds) is waited on, then reported and skipped.
+// The directory's layout and files: campaign/sync_files.hpp; stats.json and plot.csv:
+// campaign/sync_stats.hpp.
 #pragma once
 
 #include "../rng.hpp"
 #include "saver.hpp"
+#include "sync_files.hpp"
+#include "sync_stats.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -75,118 +56,6 @@ struct SyncOptions {
   /// counted in SYNC/<id>/bugs.bin and stats.json (campaign/bugs.hpp).
   BugOptions bugs;
 };
-
-/// What a SyncDirectory did, for tests, logs and stats.json.
-struct SyncCounters {
-  std::uint64_t syncs = 0;               ///< syncs done
-  double seconds = 0;                    ///< wall time spent in them (exports, imports, checkpoints, stats)
-  double import_seconds = 0;             ///< of which reading other workers' files (queues, findings)
-  double import_cpu_seconds = 0;         ///< the CPU time of that reading (this thread's: no time slices of others)
-  std::uint64_t exported = 0;            ///< elements written to this worker's queue (this session)
-  std::uint64_t queue_files = 0;         ///< queue files of this worker (all sessions): the next <seq>
-  std::uint64_t files_read = 0;          ///< queue files of other workers read (this session)
-  std::uint64_t offered = 0;             ///< elements in them, handed to the fuzzer (it keeps the new ones)
-  std::uint64_t restored = 0;            ///< own elements taken back after a restart (not in corpus.bin)
-  std::uint64_t findings = 0;            ///< findings written by this worker (this session)
-  std::uint64_t duplicate_findings = 0;  ///< findings not written: the campaign already had the input
-  /// Findings not written: a new input, but of a bug that has its files (BugOptions); counted
-  /// under the bug (bugs.bin, stats.json "bug_counts").
-  std::uint64_t repeat_findings = 0;
-  std::uint64_t bad_files = 0;    ///< peer files that did not load (see errors())
-  std::uint64_t checkpoints = 0;  ///< corpus.bin writes
-  /// Gaps met: in this worker's own queue at a restart (it numbers after the highest file), and
-  /// in peers' queues waited on for gap_seconds and skipped (see errors()).
-  std::uint64_t gaps = 0;
-};
-
-/// A 64-bit signature of a finding's input (FNV-1a over its bytes: the floats of a dense input;
-/// per part of a structured one, its kind, size and ids or floats). Two findings of one input
-/// have one signature, whichever worker made them.
-inline std::uint64_t finding_signature(const Finding& f) {
-  std::uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](const void* p, std::size_t n) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  };
-  if (f.value.tokens.empty() && f.value.floats.empty()) {
-    mix(f.input.data(), sizeof(float) * static_cast<std::size_t>(f.input.size()));
-  } else {
-    for (std::size_t p = 0; p < f.value.tokens.size(); ++p) {
-      const bool tokens = !f.value.tokens[p].empty();
-      const std::uint64_t head[2] = {tokens ? 1u : 0u, tokens ? f.value.tokens[p].size() : f.value.floats[p].size()};
-      mix(head, sizeof head);
-      if (tokens)
-        mix(f.value.tokens[p].data(), sizeof(TokenId) * f.value.tokens[p].size());
-      else
-        mix(f.value.floats[p].data(), sizeof(float) * f.value.floats[p].size());
-    }
-  }
-  return h;
-}
-
-/// The RNG seed of worker `worker_id` in a campaign of seed `seed`: distinct workers explore
-/// differently, and one worker's restart is reproducible.
-inline std::uint64_t worker_seed(std::uint64_t seed, const std::string& worker_id) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : worker_id) h = (h ^ c) * 1099511628211ull;
-  return detail::mix_seed(seed, h);
-}
-
-/// True when `id` can name a worker: 1..64 characters of [A-Za-z0-9._-], not starting with '.'.
-inline bool is_worker_id(const std::string& id) {
-  bool ok = !id.empty() && id.size() <= 64 && id[0] != '.';
-  for (char c : id)
-    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-                c == '-');
-  return ok;
-}
-
-/// The worker directories of a sync directory (names that can be worker ids), sorted. A missing
-/// directory has none.
-inline std::vector<std::string> sync_workers(const std::string& sync_dir) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (fs::directory_iterator it(sync_dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code e2;
-    if (!it->is_directory(e2)) continue;
-    const std::string name = it->path().filename().string();
-    if (is_worker_id(name)) out.push_back(name);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-/// The name of queue file `seq` ("000000000042.bin").
-inline std::string sync_queue_name(std::uint64_t seq) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%012llu.bin", static_cast<unsigned long long>(seq));
-  return buf;
-}
-
-namespace detail {
-constexpr char kSyncMagic[8] = {'N', 'N', 'F', 'Z', 'S', 'Y', 'N', 'C'};
-
-inline double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-// Appends `elements` of `from` to `to` (same shape), as roots.
-inline void append_elements(const Corpus& from, Corpus& to) {
-  for (Index k = 0; k < from.size(); ++k) {
-    const Index root = to.size();
-    if (from.structured()) {
-      const InputView v = from.view(k);
-      to.add_cells(v.floats_data(), v.tokens_data(), from.coverage(k).data(), -1, root, 0, from.entry(k).execution);
-    } else {
-      to.add(from.input(k).data(), from.coverage(k).data(), -1, root, 0, from.entry(k).execution);
-    }
-  }
-}
-inline std::string shape_of(const Corpus& c) {
-  return (c.structured() ? c.layout().describe() : message(c.input_dim(), " floats")) +
-         message(" with coverage vectors of ", c.coverage_dim());
-}
-}  // namespace detail
 
 /// Callback that makes a run one worker of a campaign shared through a directory:
 ///
@@ -238,7 +107,7 @@ class SyncDirectory {
     lock_ = detail::lock_campaign(fn, dir_);
     for (const char* sub : {"", "queue", "findings"}) detail::remove_stale_temporaries((fs::path(dir_) / sub).string());
     number_own_queue(fn);
-    read_watermarks();
+    watermarks_ = detail::read_watermarks(fn, dir_);
     const auto self = watermarks_.find(id_);
     restore_from_ = self == watermarks_.end() ? 0 : self->second;
     restore_pending_ = restore_from_ < counters_.queue_files;
@@ -334,39 +203,13 @@ class SyncDirectory {
     return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
   }
   Corpus incoming_;  // perform(): the elements of one sync, shaped like the corpus
-  // Whether a peer's directory must be listed again, from its modification time, judged by this
-  // worker's clock only: the peer's clock (which sets the time, or the file server's) may be
-  // far ahead or behind. A directory is listed again while its time differs from the last one
-  // seen, and until one listing was made kSettleSeconds (this worker's steady clock) after that
-  // time was first seen: two writes within the time's granularity (1 s or 2 s on some file
-  // systems) leave the same time, and the second is caught by that later listing.
-  struct Listing {
-    static constexpr double kSettleSeconds = 2.0;
-    std::filesystem::file_time_type time{};
-    Clock::time_point seen{};
-    bool known = false, settled = false;
-    // True when the directory, whose time is now `t`, must be listed; call before listing it.
-    bool due(std::filesystem::file_time_type t, Clock::time_point now) {
-      if (!known || t != time) {
-        known = true;
-        settled = false;
-        time = t;
-        seen = now;
-        return true;
-      }
-      if (settled) return false;
-      settled = std::chrono::duration<double>(now - seen).count() >= kSettleSeconds;
-      return true;
-    }
-    void forget() { known = false; }
-  };
   struct Peer {
-    std::uint64_t next = 0;      // the next queue file to read
-    Listing findings;            // of its findings/
-    std::set<std::string> seen;  // finding files already read
-    std::string dir_error;       // the last error on its queue/ or findings/ (reported once)
-    Listing queue;               // of its queue/, listed for a gap
-    std::uint64_t gap_to = 0;    // a later file present while `next` is missing (0: none seen)
+    std::uint64_t next = 0;       // the next queue file to read
+    detail::DirListing findings;  // of its findings/
+    std::set<std::string> seen;   // finding files already read
+    std::string dir_error;        // the last error on its queue/ or findings/ (reported once)
+    detail::DirListing queue;     // of its queue/, listed for a gap
+    std::uint64_t gap_to = 0;     // a later file present while `next` is missing (0: none seen)
     Clock::time_point gap_since{};
   };
 
@@ -378,7 +221,7 @@ class SyncDirectory {
     std::error_code ec;
     for (fs::directory_iterator it(queue_, ec), end; !ec && it != end; it.increment(ec)) {
       std::uint64_t seq = 0;
-      if (parse_queue_name(it->path().filename().string(), seq)) present.insert(seq);
+      if (detail::parse_queue_name(it->path().filename().string(), seq)) present.insert(seq);
     }
     if (ec) detail::fail(fn, ": cannot list '", queue_, "': ", ec.message());
     counters_.queue_files = present.empty() ? 0 : *present.rbegin() + 1;
@@ -392,19 +235,6 @@ class SyncDirectory {
       }
       expect = seq + 1;
     }
-  }
-  // "000000000042.bin" -> 42 (exactly the names sync_queue_name() makes).
-  static bool parse_queue_name(const std::string& name, std::uint64_t& seq) {
-    if (name.size() < 16 || name.size() > 24 || name.compare(name.size() - 4, 4, ".bin") != 0) return false;
-    std::uint64_t v = 0;
-    for (std::size_t i = 0; i + 4 < name.size(); ++i) {
-      const char c = name[i];
-      if (c < '0' || c > '9' || v > (~std::uint64_t{0} - 9) / 10) return false;
-      v = v * 10 + static_cast<std::uint64_t>(c - '0');
-    }
-    if (sync_queue_name(v) != name) return false;
-    seq = v;
-    return true;
   }
   // Records an error (errors(), the log); counted by the caller.
   void note(std::string e) {
@@ -564,7 +394,7 @@ class SyncDirectory {
       bool any = false;
       for (fs::directory_iterator it(q, ec), end; !ec && it != end; it.increment(ec)) {
         std::uint64_t n = 0;
-        if (parse_queue_name(it->path().filename().string(), n) && n > seq && (!any || n < first)) {
+        if (detail::parse_queue_name(it->path().filename().string(), n) && n > seq && (!any || n < first)) {
           first = n;
           any = true;
         }
@@ -597,7 +427,7 @@ class SyncDirectory {
   }
 
   // Signatures of findings written by any worker since the last look: a worker's findings/ is
-  // listed only when its modification time changed (Listing: judged by this worker's clock), and each file
+  // listed only when its modification time changed (DirListing: judged by this worker's clock), and each file
   // is read once.
   void refresh_findings() {
     namespace fs = std::filesystem;
@@ -638,116 +468,23 @@ class SyncDirectory {
   }
 
   void write_watermarks() const {
-    std::vector<std::uint8_t> out(detail::kSyncMagic, detail::kSyncMagic + 8);
-    detail::put_u32(out, 1);
     std::map<std::string, std::uint64_t> w = watermarks_;  // workers not seen yet this session keep theirs
     for (const auto& [name, p] : peers_) w[name] = p.next;
     w[id_] = restore_pending_ ? restore_from_ : counters_.queue_files;
-    detail::put_u32(out, static_cast<std::uint32_t>(w.size()));
-    for (const auto& [name, next] : w) {
-      detail::put_u32(out, static_cast<std::uint32_t>(name.size()));
-      out.insert(out.end(), name.begin(), name.end());
-      detail::put_u64(out, next);
-    }
-    detail::seal(out);
-    detail::write_file_atomic("SyncDirectory", (std::filesystem::path(dir_) / "sync.bin").string(), out);
+    detail::write_watermarks(dir_, w);
   }
-  void read_watermarks() {
-    const std::string path = (std::filesystem::path(dir_) / "sync.bin").string();
-    if (!std::filesystem::exists(path)) return;
-    const char* fn = "SyncDirectory()";
-    const auto bytes = detail::read_sealed(fn, path, detail::kSyncMagic, 1u << 24);
-    detail::Reader r{fn, path, bytes};
-    r.pos = 8;
-    if (const std::uint32_t v = r.u32(); v != 1) detail::fail(fn, ": file '", path, "' has format version ", v);
-    const std::uint32_t n = r.u32();
-    for (std::uint32_t i = 0; i < n; ++i) {
-      const std::uint32_t len = r.u32();
-      r.need(len);
-      std::string name(reinterpret_cast<const char*>(&bytes[r.pos]), len);
-      r.pos += len;
-      watermarks_[name] = r.u64();
-    }
-  }
-
-  // stats.json, by hand (the core has no JSON dependency): a flat object of numbers and strings.
-  void write_stats(const FuzzStats& st, bool finished) {
-    namespace fs = std::filesystem;
-    const double now = detail::unix_now();
-    const double session = std::chrono::duration<double>(Clock::now() - start_).count();
-    const std::uint64_t session_execs = st.executions - start_executions_;
-    char host[256] = {0};
-    if (::gethostname(host, sizeof host - 1) != 0) host[0] = 0;
-    std::string j = "{\n";
-    auto num = [&j](const char* k, double v, bool last = false) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.17g", detail::is_finite(v) ? v : -1.0);
-      j += std::string("  \"") + k + "\": " + buf + (last ? "\n" : ",\n");
-    };
-    auto str = [&j](const char* k, const std::string& v) {
-      j += std::string("  \"") + k + "\": " + detail::json_string(v) + ",\n";
-    };
-    str("worker", id_);
-    str("host", host);
-    num("pid", static_cast<double>(::getpid()));
-    num("start_time", start_unix_);
-    num("updated_time", now);
-    num("seconds", session);
-    num("executions", static_cast<double>(st.executions));
-    num("session_executions", static_cast<double>(session_execs));
-    num("execs_per_sec", session > 0 ? static_cast<double>(session_execs) / session : 0.0);
-    num("corpus", static_cast<double>(st.corpus_size));
-    num("coverage", static_cast<double>(st.coverage_size));
-    num("findings", static_cast<double>(own_earlier_findings_ + counters_.findings));
-    num("duplicate_findings", static_cast<double>(counters_.duplicate_findings));
-    num("repeat_findings", static_cast<double>(counters_.repeat_findings));
-    num("reported_findings", static_cast<double>(bugs_.findings()));
-    num("bugs", static_cast<double>(bugs_.bugs().size()));
-    num("first_finding_seconds", first_finding_seconds_);
-    num("last_new_coverage_time", now - st.seconds_since_new_coverage);
-    num("last_new_coverage_execution", static_cast<double>(st.last_new_coverage_execution));
-    num("imported", static_cast<double>(st.imported));
-    num("offered", static_cast<double>(counters_.offered));
-    num("restored", static_cast<double>(counters_.restored));
-    num("exported", static_cast<double>(counters_.exported));
-    num("queue_files", static_cast<double>(counters_.queue_files));
-    num("files_read", static_cast<double>(counters_.files_read));
-    num("bad_files", static_cast<double>(counters_.bad_files));
-    num("errors", static_cast<double>(errors_.size()));
-    num("gaps", static_cast<double>(counters_.gaps));
-    str("last_error", errors_.empty() ? std::string() : errors_.back());
-    num("syncs", static_cast<double>(counters_.syncs));
-    num("sync_seconds", counters_.seconds);
-    num("import_seconds", counters_.import_seconds);
-    num("import_cpu_seconds", counters_.import_cpu_seconds);
-    num("finished", finished ? 1.0 : 0.0);
-    j += "  \"bug_counts\": " + detail::bugs_json(bugs_.bugs(), 100, "  ") + "\n}\n";
-    // Atomic (temporary file, rename) but not durable: no fsync, so a slow shared disk does
-    // not slow the campaign for a monitor's sake. Best effort, as plot.csv below.
-    const std::string path = (fs::path(dir_) / "stats.json").string(), tmp = detail::temp_name_for(path);
-    if (std::FILE* f = std::fopen(tmp.c_str(), "wbx")) {
-      const bool ok = std::fwrite(j.data(), 1, j.size(), f) == j.size();
-      if ((std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0)) std::remove(tmp.c_str());
-    }
-    // plot.csv: one line, appended with one write() (readers skip a last line without '\n').
-    const std::string plot = (fs::path(dir_) / "plot.csv").string();
-    const int fd = ::open(plot.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return;  // monitoring must not stop the campaign
-    char line[512];
-    int n = 0;
-    if (::lseek(fd, 0, SEEK_END) == 0)
-      n = std::snprintf(line, sizeof line,
-                        "unix_time,seconds,executions,execs_per_sec,corpus,coverage,findings,imported,exported\n");
-    n += std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n),
-                       "%.3f,%.3f,%llu,%.1f,%lld,%lld,%llu,%lld,%llu\n", now, session,
-                       static_cast<unsigned long long>(st.executions),
-                       session > 0 ? static_cast<double>(session_execs) / session : 0.0,
-                       static_cast<long long>(st.corpus_size), static_cast<long long>(st.coverage_size),
-                       static_cast<unsigned long long>(own_earlier_findings_ + counters_.findings),
-                       static_cast<long long>(st.imported), static_cast<unsigned long long>(counters_.exported));
-    if (::write(fd, line, static_cast<std::size_t>(n)) != n) { /* best effort, as above */
-    }
-    ::close(fd);
+  void write_stats(const FuzzStats& st, bool finished) const {
+    const detail::SyncStatsInput in{dir_,
+                                    id_,
+                                    counters_,
+                                    bugs_,
+                                    errors_,
+                                    start_unix_,
+                                    std::chrono::duration<double>(Clock::now() - start_).count(),
+                                    st.executions - start_executions_,
+                                    own_earlier_findings_ + counters_.findings,
+                                    first_finding_seconds_};
+    detail::write_sync_stats(in, st, finished);
   }
 
   std::string sync_, id_, dir_, queue_;

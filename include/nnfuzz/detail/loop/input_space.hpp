@@ -4,11 +4,11 @@
 // parts). Everything that differs between the two lives here, so fuzzer.hpp has one path.
 #pragma once
 
-#include "../corpus.hpp"
-#include "../fuzz_types.hpp"
-#include "../input.hpp"
-#include "config.hpp"
-#include "traits.hpp"
+#include "../../corpus.hpp"
+#include "../../fuzz_types.hpp"
+#include "../../input.hpp"
+#include "../config.hpp"
+#include "../traits.hpp"
 
 #include <limits>
 #include <new>

@@ -3,9 +3,9 @@
 // (internal; the hooks are documented in callbacks.hpp, stages in stages.hpp).
 #pragma once
 
-#include "../corpus.hpp"
-#include "../fuzz_types.hpp"
-#include "traits.hpp"
+#include "../../corpus.hpp"
+#include "../../fuzz_types.hpp"
+#include "../traits.hpp"
 
 #include <type_traits>
 #include <utility>

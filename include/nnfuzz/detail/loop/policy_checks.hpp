@@ -4,7 +4,7 @@
 #pragma once
 
 #include "input_space.hpp"
-#include "traits.hpp"
+#include "../traits.hpp"
 
 namespace nnfuzz {
 namespace detail {
