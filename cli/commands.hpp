@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // nnfuzz command-line tool: the subcommands (one file each: fuzz.cpp, replay.cpp, minimize.cpp,
-// whatsup.cpp, show.cpp, merge.cpp; main.cpp only parses) and what several of them share
+// whatsup.cpp, show.cpp, merge.cpp, convert.cpp; main.cpp only parses) and what several of them share
 // (common.cpp).
 #pragma once
 
@@ -30,6 +30,7 @@ void add_minimize_command(CLI::App& app, Command& run);
 void add_whatsup_command(CLI::App& app, Command& run);
 void add_show_command(CLI::App& app, Command& run);
 void add_merge_command(CLI::App& app, Command& run);
+void add_convert_command(CLI::App& app, Command& run);
 
 /// The findings grouped by bug, as JSON (what, count, files).
 nlohmann::json findings_json(const std::vector<nnfuzz::SavedFinding>& saved);

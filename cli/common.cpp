@@ -49,7 +49,7 @@ void check_out_dir(const std::string& out, const std::string& option) {
 void write_text(const fs::path& path, const std::string& text) {
   const fs::path tmp = path.string() + ".tmp";
   {
-    std::ofstream o(tmp);
+    std::ofstream o(tmp, std::ios::binary);
     o << text;
     if (!o) throw UsageError("cannot write '" + tmp.string() + "'");
   }

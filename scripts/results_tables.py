@@ -11,6 +11,7 @@ commit, build, CPU). Nothing between the markers is written by hand.
   results_tables.py summary TABLE NAME=FILE...  the README's summary rows from table files
   results_tables.py write DOC NAME TABLE NOTE   put TABLE (and the NOTE line) between NAME's markers
   results_tables.py check DOC NAME TABLE        exit 1, printing both, unless DOC holds TABLE there
+  results_tables.py from-doc DOC NAME TABLE     the table DOC holds between NAME's markers, into TABLE
 """
 import re
 import statistics
@@ -142,6 +143,15 @@ def check(doc, name, table):
     return 1
 
 
+def from_doc(doc, name, table):
+    text = Path(doc).read_text()
+    i, j = between(text, name)
+    rows = table_lines(text[i:j])
+    if not rows:
+        fail(f"'{doc}' holds no table between the markers of {name}")
+    Path(table).write_text("\n".join(rows) + "\n")
+
+
 def main(argv):
     if len(argv) < 2:
         fail(__doc__)
@@ -156,6 +166,8 @@ def main(argv):
         write(*args)
     elif cmd == "check" and len(args) == 3:
         return check(*args)
+    elif cmd == "from-doc" and len(args) == 3:
+        from_doc(*args)
     else:
         fail(f"bad arguments: {' '.join(argv[1:])}\n{__doc__}")
     return 0

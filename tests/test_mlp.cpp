@@ -104,3 +104,65 @@ TEST_CASE("Mlp: initialisers are seeded and within their ranges", "[mlp]") {
   const double sd = std::sqrt(w.array().square().mean());
   CHECK(sd == Approx(0.0088).epsilon(0.05));  // a N(0, 0.01) truncated at 2 sigma has sd 0.88 sigma
 }
+
+namespace {
+// Restores the automatic kernel choice when a test leaves.
+struct KernelChoice {
+  explicit KernelChoice(NoiseKernel k) { set_noise_kernel(k); }
+  ~KernelChoice() { set_noise_kernel(NoiseKernel::automatic); }
+};
+// Each output summed over k in order with one FMA per term: what the AVX2 kernel computes.
+RowMatrix fma_reference(const RowMatrix& x, const RowMatrix& w) {
+  RowMatrix z(x.rows(), w.cols());
+  for (Index r = 0; r < x.rows(); ++r)
+    for (Index j = 0; j < w.cols(); ++j) {
+      float acc = 0;
+      for (Index k = 0; k < x.cols(); ++k) acc = std::fma(x(r, k), w(k, j), acc);
+      z(r, j) = acc;
+    }
+  return z;
+}
+}  // namespace
+
+TEST_CASE("Mlp<float>: the AVX2 dense kernel sums each output in order, whatever the shape and the batch",
+          "[mlp][kernel]") {
+#if defined(NNFUZZ_X86_DISPATCH)
+  if (!detail::cpu_has_avx2_fma()) {
+    WARN("this CPU lacks AVX2 + FMA: the dense kernel is not used here");
+    return;
+  }
+  Rng rng(11);
+  // Row blocks of 6 and column panels of 16 with every remainder, one and two vectors, masks.
+  for (Index rows : {1, 2, 5, 6, 7, 12, 13, 100})
+    for (Index k : {1, 3, 64, 785})
+      for (Index n : {1, 7, 8, 9, 10, 15, 16, 17, 24, 100, 200}) {
+        RowMatrix x(rows, k), w(k, n);
+        rng.fill_uniform(x.data(), x.size(), -1.0f, 1.0f);
+        rng.fill_uniform(w.data(), w.size(), -1.0f, 1.0f);
+        // z gets a guard column on each side: the masked stores write nothing outside the block.
+        RowMatrix guarded = RowMatrix::Constant(rows, n + 2, 7.0f);
+        detail::dense_avx2(x.data(), rows, k, w.data(), k, n, n, guarded.data() + 1, n + 2);
+        INFO("rows " << rows << ", k " << k << ", n " << n);
+        const RowMatrix want = fma_reference(x, w);
+        CHECK((guarded.middleCols(1, n).array() == want.array()).all());
+        CHECK((guarded.col(0).array() == 7.0f).all());
+        CHECK((guarded.col(n + 1).array() == 7.0f).all());
+      }
+  // Through Mlp<float>: the kernel on any automatic choice, Eigen's GEMM under `generic`; both
+  // close to double precision, and the kernel's rows the same alone as in a batch.
+  const Mlp<float> net = random_net({784, 200, 100, 10}, 5);
+  RowMatrix x(37, 784);
+  rng.fill_uniform(x.data(), x.size(), 0.0f, 1.0f);
+  const RowMatrix fast = net.logits(x);
+  RowMatrix eigen;
+  {
+    KernelChoice generic(NoiseKernel::generic);
+    eigen = net.logits(x);
+  }
+  CHECK((fast - eigen).cwiseAbs().maxCoeff() < 1e-4f);
+  CHECK((fast.array() != eigen.array()).any());  // two different summation orders: not one path
+  for (Index r : {0, 5, 36}) CHECK((net.logits(x.row(r)).array() == fast.row(r).array()).all());
+#else
+  WARN("built without x86 dispatch: the dense kernel is not compiled");
+#endif
+}

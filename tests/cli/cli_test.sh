@@ -45,7 +45,7 @@ M=$MODELS
 S=$SEEDS
 case $case_name in
 help)
-  for sub in "" fuzz replay minimize whatsup show merge; do
+  for sub in "" fuzz replay minimize whatsup show merge convert; do
     expect 0 "--help of '$sub'" -- "$NNFUZZ" $sub --help
     grep -q "Usage" "$W/out" || { echo "FAIL: no usage for '$sub'"; fails=$((fails + 1)); }
   done
@@ -275,6 +275,32 @@ workers)
     expect 1 "two workers through LibTorch" -- "$NNFUZZ" fuzz "$M/planted-nan.pt" --output-names logits,softmax,cross_entropy,hidden --seeds "$S/zeros.npy" --out "$W/t" --workers 2 --executions 20000 --json
     json_is "j['found'] and j['workers'] == 2" "torch workers --json"
   fi
+  ;;
+convert)
+  # The release candidates a user's conversion step makes: weights rounded to float16, and int8
+  # weight-only; the candidate loads in the same engine and answers close to the original.
+  for wt in f16 int8; do
+    expect 0 "convert --weights $wt" -- "$NNFUZZ" convert "$M/tiny-cnn.onnx" "$W/cnn-$wt.onnx" --weights "$wt" --json
+    json_is "len(j['tensors']) >= 2 and j['values'] > 1000 and 0 < j['max_abs_change'] and j['max_change_of_range'] < (0.001 if '$wt' == 'f16' else 0.01)" "convert $wt --json"
+    expect 0 "the $wt candidate loads and runs (NaN hunt, nothing to find)" -- "$NNFUZZ" fuzz "$W/cnn-$wt.onnx" --seeds "$S/seeds.npy" --out "$W/n-$wt" --executions 300 --json -q
+  done
+  cmp -s "$M/tiny-cnn.onnx" "$W/cnn-f16.onnx" && { echo "FAIL: the f16 candidate is the original"; fails=$((fails + 1)); }
+  [[ $(stat -c %s "$M/tiny-cnn.onnx") == $(stat -c %s "$W/cnn-int8.onnx") ]] ||
+    { echo "FAIL: the candidate's size differs (weights are rewritten in place)"; fails=$((fails + 1)); }
+  # int8 against float32 within a small L-inf ball: the disagreement objective runs on the pair.
+  "$NNFUZZ" fuzz "$M/tiny-cnn.onnx" --against "$W/cnn-int8.onnx" --objective disagree --seeds "$S/seeds.npy" \
+    --eps 0.05 --out "$W/d" --executions 2000 --json -q >"$W/out" 2>"$W/err"
+  rc=$?
+  [[ $rc == 0 || $rc == 1 ]] || { echo "FAIL: fuzz --against the int8 candidate: exit $rc"; head -3 "$W/err"; fails=$((fails + 1)); }
+  json_is "j['objective'] == 'disagree'" "fuzz --against the int8 candidate --json"
+  # Bad input: named.
+  expect 2 "convert a missing file" -- "$NNFUZZ" convert "$W/none.onnx" "$W/x.onnx" --weights f16
+  says "cannot read '$W/none.onnx'" "missing file named"
+  head -c 300 "$M/tiny-cnn.onnx" > "$W/torn.onnx"
+  expect 2 "convert a torn file" -- "$NNFUZZ" convert "$W/torn.onnx" "$W/x.onnx" --weights int8
+  says "'$W/torn.onnx' is not a valid ONNX file: at byte" "torn file named with the offset"
+  expect 2 "convert: an unknown --weights" -- "$NNFUZZ" convert "$M/tiny-cnn.onnx" "$W/x.onnx" --weights fp8
+  [[ -e $W/x.onnx ]] && { echo "FAIL: a failed convert wrote its output"; fails=$((fails + 1)); }
   ;;
 sync)
   # Two worker processes of one campaign through a sync directory, then merged.

@@ -16,8 +16,8 @@
 //   SYNC/<id>/sync.bin             watermarks: per worker (itself included), the first queue file
 //                                  whose elements corpus.bin may lack. "NNFZSYNC", u32 version 1,
 //                                  u32 count, per worker u32 name length + name, u64 next; crc32
-//   SYNC/<id>/stats.json           counters for monitors (experiments/whatsup.cpp), rewritten atomically
-//   SYNC/<id>/plot.csv             one line per sync (the header first), appended
+//   SYNC/<id>/stats.json           counters for monitors (`nnfuzz whatsup`; campaign/sync_stats.hpp), rewritten
+//   atomically SYNC/<id>/plot.csv             one line per sync (the header first), appended
 // Every binary file is written as campaign/files.hpp writes (temporary file `<name>.tmp.<pid>.<n>`,
 // fsync, rename or link, fsync of the directory). A reader opens only the exact final names
 // `<seq>.bin` it expects next, so it never sees a temporary file; a file that does not load (a

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "../detail/config.hpp"
+#include "../detail/kernels/dense.hpp"
 #include "../detail/kernels/half.hpp"
 #include "../rng.hpp"
 
@@ -125,7 +126,7 @@ class Mlp {
       const Matrix& in = l == 0 ? trace.input : trace.post[l - 1];
       Matrix& z = trace.pre[l];
       z.resize(in.rows(), layers_[l].weights.cols());
-      z.noalias() = in * layers_[l].weights;
+      dense(in, layers_[l].weights, z);
       z.rowwise() += layers_[l].bias;
       round(z);
       if (l + 1 < n) trace.post[l] = z.cwiseMax(Scalar(0));
@@ -195,6 +196,21 @@ class Mlp {
   }
 
  private:
+  // z = in · w: nnfuzz's AVX2 + FMA kernel for float (detail/kernels/dense.hpp: no copy of the
+  // weights, each output summed in order, batch-invariant) unless the kernel choice is generic
+  // or the CPU lacks AVX2 + FMA; Eigen's GEMM otherwise.
+  static void dense(const Matrix& in, const Matrix& w, Matrix& z) {
+#if defined(NNFUZZ_X86_DISPATCH)
+    if constexpr (std::is_same<Scalar, float>::value) {
+      if (detail::active_noise_kernel() != NoiseKernel::generic && detail::cpu_has_avx2_fma()) {
+        detail::dense_avx2(in.data(), in.rows(), in.cols(), w.data(), w.rows(), w.cols(), w.cols(), z.data(), z.cols());
+        return;
+      }
+    }
+#endif
+    z.noalias() = in * w;
+  }
+
   // float16 arithmetic through the batch-invariant kernel; buffers hold float16 values as float.
   void forward_half(Trace& trace) const {
     const std::size_t n = layers_.size();
