@@ -9,10 +9,14 @@
 //
 // BM_User_Mutate_*: one 784-value GaussianMutator mutant (items/s = mutants/s, batch of 100).
 // BM_User_Forward: the user's own 784-64-10 float* MLP alone (items/s = inputs/s).
+// BM_User_MlpForward: nnfuzz's Mlp<float> 784-200-100-10 at batch 100 in the user's build, through
+// Eigen's GEMM (kernel:0, generic) or nnfuzz's AVX2 + FMA dense kernel (kernel:1, 2); GFLOPS
+// counter (issue #37).
 // BM_User_Loop_*: the fuzz loop over that MLP through FunctionModel; the counter
 // `forward_share` is the time inside the user's forward divided by the loop's time (the loop's
 // executions/s as a fraction of the forward pass alone, measured in the same run).
 #include <nnfuzz/nnfuzz.hpp>
+#include <nnfuzz/models/mlp.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -85,6 +89,26 @@ BENCHMARK(BM_User_FillNormal)->Apply(kernels);
 BENCHMARK(BM_User_Mutate_Gaussian)->Apply(kernels);
 BENCHMARK(BM_User_Mutate_GaussianLinfBall)->Apply(kernels);
 BENCHMARK(BM_User_Mutate_GaussianMultiScale)->Apply(kernels);
+
+void BM_User_MlpForward(benchmark::State& state) {
+  ForcedKernel k(state);
+  if (!k.ok) return;
+  nnfuzz::Mlp<float> net({784, 200, 100, 10});
+  net.init_truncated_normal(0, 1);
+  nnfuzz::RowMatrix x(100, 784);
+  nnfuzz::Rng rng(2);
+  rng.fill_uniform(x.data(), x.size(), 0.0f, 1.0f);
+  nnfuzz::Mlp<float>::Trace t;
+  for (auto _ : state) {
+    net.forward(x, t);
+    benchmark::DoNotOptimize(t.logits().data());
+  }
+  state.SetItemsProcessed(state.iterations() * 100);
+  state.counters["GFLOPS"] =
+      benchmark::Counter(2.0 * (784 * 200 + 200 * 100 + 100 * 10) * 100e-9 * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_User_MlpForward)->Apply(kernels);
 
 // --- The user's model: a 784-64-10 MLP over plain float arrays ------------------------------
 // Written as a user would write it: loops over std::vector<float>, no BLAS, ReLU, row-major
