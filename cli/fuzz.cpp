@@ -249,6 +249,15 @@ int run_fuzz(FuzzArgs& a, bool workers_given) {
     s.height = seeds.height;
     s.width = seeds.width;
     s.channels = seeds.channels;
+    // Seeds without a geometry (.npy rows, CSV) of a model whose input is an image (--input-shape
+    // C,H,W with 1 or 3 channels): the images are the model's, so `show` can draw them.
+    const auto& shape = s.model.input_shape;
+    if (s.height == 0 && shape.size() == 3 && (shape[0] == 1 || shape[0] == 3) &&
+        shape[0] * shape[1] * shape[2] == seeds.rows.cols()) {
+      s.channels = static_cast<int>(shape[0]);
+      s.height = static_cast<int>(shape[1]);
+      s.width = static_cast<int>(shape[2]);
+    }
     s.model.path = fs::weakly_canonical(fs::absolute(s.model.path)).string();
     if (s.against) s.against->path = fs::weakly_canonical(fs::absolute(s.against->path)).string();
   }

@@ -293,6 +293,13 @@ convert)
   rc=$?
   [[ $rc == 0 || $rc == 1 ]] || { echo "FAIL: fuzz --against the int8 candidate: exit $rc"; head -3 "$W/err"; fails=$((fails + 1)); }
   json_is "j['objective'] == 'disagree'" "fuzz --against the int8 candidate --json"
+  # .npy seeds of an image model (--input-shape C,H,W): the campaign records the geometry, so
+  # `show` draws seed | found | difference. A probability moved by 1e-6 by the float16 weights.
+  expect 1 "distance against the f16 candidate" -- "$NNFUZZ" fuzz "$M/tiny-cnn.onnx" --against "$W/cnn-f16.onnx" \
+    --objective distance:0.000001 --seeds "$S/seeds.npy" --input-shape 1,28,28 --out "$W/p" --executions 400 --json -q
+  expect 1 "show of .npy seeds with an image input shape" -- "$NNFUZZ" show "$W/p" --json
+  json_is "len(j['groups']) >= 1" "show --json of the npy campaign"
+  [[ -s $W/p/show/group-1.png ]] || { echo "FAIL: show wrote no PNG for .npy seeds"; fails=$((fails + 1)); }
   # Bad input: named.
   expect 2 "convert a missing file" -- "$NNFUZZ" convert "$W/none.onnx" "$W/x.onnx" --weights f16
   says "cannot read '$W/none.onnx'" "missing file named"
