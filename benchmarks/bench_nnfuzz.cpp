@@ -17,6 +17,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "fma_peak.hpp"
+
 #include <chrono>
 #include <limits>
 #include <random>
@@ -81,30 +83,6 @@ void BM_Forward_Float_Gflops(benchmark::State& state, bool eigen) {
 }
 void BM_Forward_Float_Kernel(benchmark::State& s) { BM_Forward_Float_Gflops(s, false); }
 void BM_Forward_Float_Eigen(benchmark::State& s) { BM_Forward_Float_Gflops(s, true); }
-#if defined(NNFUZZ_X86_DISPATCH)
-NNFUZZ_TARGET_AVX2 __attribute__((noipa)) float fma_chains(std::int64_t n) {
-  __m256 a[12];
-  const __m256 b = _mm256_set1_ps(0.999f), c = _mm256_set1_ps(0.001f);
-  for (int i = 0; i < 12; ++i) a[i] = _mm256_set1_ps(static_cast<float>(i));
-  for (std::int64_t k = 0; k < n; ++k) {
-# pragma GCC unroll 12
-    for (int i = 0; i < 12; ++i) a[i] = _mm256_fmadd_ps(a[i], b, c);
-  }
-  __m256 sum = a[0];
-  for (int i = 1; i < 12; ++i) sum = _mm256_add_ps(sum, a[i]);
-  return _mm256_cvtss_f32(sum);
-}
-void BM_FmaPeak_Avx2(benchmark::State& state) {
-  if (!detail::cpu_has_avx2_fma()) {
-    state.SkipWithError("no AVX2 + FMA");
-    return;
-  }
-  constexpr std::int64_t kSteps = 1 << 20;
-  for (auto _ : state) benchmark::DoNotOptimize(fma_chains(kSteps));
-  state.counters["GFLOPS"] = benchmark::Counter(static_cast<double>(state.iterations()) * kSteps * 12 * 8 * 2 * 1e-9,
-                                                benchmark::Counter::kIsRate);
-}
-#endif
 
 // The host is shared: the throughput benchmarks run 5 times and report median, mean and spread;
 // scripts/bench.sh interleaves the repetitions of different benchmarks at random, so that a busy
@@ -114,7 +92,7 @@ BENCHMARK(BM_Forward_Float)->Arg(1)->Arg(16)->Arg(64)->Arg(100)->Arg(256)->Apply
 BENCHMARK(BM_Forward_Float_Kernel)->Arg(100)->Apply(repeated);
 BENCHMARK(BM_Forward_Float_Eigen)->Arg(100)->Apply(repeated);
 #if defined(NNFUZZ_X86_DISPATCH)
-BENCHMARK(BM_FmaPeak_Avx2)->Apply(repeated);
+BENCHMARK(nnfuzz_bench::BM_FmaPeak_Avx2)->Apply(repeated);
 #endif
 BENCHMARK(BM_Forward_HalfArithmetic)->Arg(1)->Arg(16)->Arg(64)->Arg(100)->Arg(256)->Apply(repeated);
 BENCHMARK(BM_Forward_HalfStorage)->Arg(100)->Apply(repeated);

@@ -20,6 +20,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "fma_peak.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -109,6 +111,9 @@ void BM_User_MlpForward(benchmark::State& state) {
                          benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_User_MlpForward)->Apply(kernels);
+#if defined(NNFUZZ_X86_DISPATCH)
+BENCHMARK(nnfuzz_bench::BM_FmaPeak_Avx2)->Repetitions(5)->ReportAggregatesOnly(true);
+#endif
 
 // --- The user's model: a 784-64-10 MLP over plain float arrays ------------------------------
 // Written as a user would write it: loops over std::vector<float>, no BLAS, ReLU, row-major
