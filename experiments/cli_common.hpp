@@ -16,7 +16,32 @@
 
 #include <CLI/CLI.hpp>
 
+#include <Eigen/Core>
+
+#include <cstdlib>
+#include <sstream>
+
 namespace ex {
+
+/// NNFUZZ_EIGEN_CACHE_SIZES=L1,L2,L3 (bytes): the cache sizes Eigen's matrix products block for,
+/// instead of those the CPU reports. Eigen chooses its GEMM blocking, and so the order of its
+/// sums, from the caches: two CPUs with other cache sizes train other weights from one seed.
+/// scripts/reproduce.sh --quick sets it, so that its tables are the same bits on every x86-64
+/// machine. Unset or empty: the CPU's. A malformed value throws std::invalid_argument naming the
+/// variable and the value.
+inline void pin_eigen_cache_sizes() {
+  const char* env = std::getenv("NNFUZZ_EIGEN_CACHE_SIZES");
+  if (!env || !*env) return;
+  std::istringstream in(env);
+  std::ptrdiff_t l[3] = {0, 0, 0};
+  char c1 = 0, c2 = 0;
+  if (!(in >> l[0] >> c1 >> l[1] >> c2 >> l[2]) || c1 != ',' || c2 != ',' || !(in >> std::ws).eof() || l[0] < 1024 ||
+      l[1] < l[0] || l[2] < l[1])
+    throw std::invalid_argument(
+        std::string("environment variable NNFUZZ_EIGEN_CACHE_SIZES='") + env +
+        "' is not L1,L2,L3 in bytes (e.g. 32768,1048576,33554432, each at least the one before)");
+  Eigen::setCpuCacheSizes(l[0], l[1], l[2]);
+}
 
 /// The reason of the last failed system call, as ": No space left on device" (empty if unknown).
 inline std::string errno_reason() { return errno != 0 ? std::string(": ") + std::strerror(errno) : std::string(); }

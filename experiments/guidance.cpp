@@ -419,6 +419,7 @@ int main(int argc, char** argv) {
   ex::flag::train_steps(app, s.train_steps);
   CLI11_PARSE(app, argc, argv);
   try {
+    ex::pin_eigen_cache_sizes();  // NNFUZZ_EIGEN_CACHE_SIZES (scripts/reproduce.sh --quick)
     if (s.task != "nan" && s.task != "f16")
       throw std::invalid_argument("--task must be nan or f16, got '" + s.task + "'");
     run_experiment(s);

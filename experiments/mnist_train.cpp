@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   ex::flag::train_steps(app, steps);
   CLI11_PARSE(app, argc, argv);
   try {
+    ex::pin_eigen_cache_sizes();  // NNFUZZ_EIGEN_CACHE_SIZES (scripts/reproduce.sh --quick)
     scale.validate();
     const ex::Data data = ex::load_data(data_dir, scale);
     std::cout << "data " << data.name << ": " << data.train.images.rows() << " train, " << data.test.images.rows()

@@ -52,7 +52,10 @@ if [[ ${quick} -eq 1 ]]; then
     -DNNFUZZ_BUILD_BENCHMARKS=OFF -DNNFUZZ_BUILD_CLI=OFF -DNNFUZZ_BUILD_ADAPTERS=OFF -DNNFUZZ_INSTALL=OFF > /dev/null
   cmake --build "${build}" -j "${jobs}" --target guidance
   export NNFUZZ_NOISE_KERNEL=generic
-  how="build: \`${compiler}\`, CMake Release, portable (no -march), noise kernel \`generic\` (any x86-64 gives these bits)"
+  # Eigen blocks its products (the training's) for the caches the CPU reports: fixed sizes make
+  # the bits the same on every x86-64 machine (measured: two CPUs with other caches differed).
+  export NNFUZZ_EIGEN_CACHE_SIZES=32768,1048576,33554432
+  how="build: \`${compiler}\`, CMake Release, portable (no -march), noise kernel \`generic\` and Eigen's blocking for fixed cache sizes (any x86-64 gives these bits)"
 else
   build="${root}/${BUILD_DIR:-build}"
   tools/fetch_mnist.sh data/mnist

@@ -111,20 +111,29 @@ struct KernelChoice {
   explicit KernelChoice(NoiseKernel k) { set_noise_kernel(k); }
   ~KernelChoice() { set_noise_kernel(NoiseKernel::automatic); }
 };
-// Each output summed over k in order with one FMA per term: what the AVX2 kernel computes.
-RowMatrix fma_reference(const RowMatrix& x, const RowMatrix& w) {
+// Each output summed over k in order with one FMA per term (`fused`: what the AVX2 kernel
+// computes), or a product and a sum per term (the SSE2 kernel; the volatile product keeps a
+// native build from fusing them).
+RowMatrix ordered_reference(const RowMatrix& x, const RowMatrix& w, bool fused) {
   RowMatrix z(x.rows(), w.cols());
   for (Index r = 0; r < x.rows(); ++r)
     for (Index j = 0; j < w.cols(); ++j) {
       float acc = 0;
-      for (Index k = 0; k < x.cols(); ++k) acc = std::fma(x(r, k), w(k, j), acc);
+      for (Index k = 0; k < x.cols(); ++k) {
+        if (fused) {
+          acc = std::fma(x(r, k), w(k, j), acc);
+        } else {
+          volatile float p = x(r, k) * w(k, j);
+          acc = acc + p;
+        }
+      }
       z(r, j) = acc;
     }
   return z;
 }
 }  // namespace
 
-TEST_CASE("Mlp<float>: the AVX2 dense kernel sums each output in order, whatever the shape and the batch",
+TEST_CASE("Mlp<float>: the AVX2 and SSE2 dense kernels sum each output in order, whatever the shape and the batch",
           "[mlp][kernel]") {
 #if defined(NNFUZZ_X86_DISPATCH)
   if (!detail::cpu_has_avx2_fma()) {
@@ -140,27 +149,33 @@ TEST_CASE("Mlp<float>: the AVX2 dense kernel sums each output in order, whatever
         rng.fill_uniform(x.data(), x.size(), -1.0f, 1.0f);
         rng.fill_uniform(w.data(), w.size(), -1.0f, 1.0f);
         // z gets a guard column on each side: the masked stores write nothing outside the block.
-        RowMatrix guarded = RowMatrix::Constant(rows, n + 2, 7.0f);
-        detail::dense_avx2(x.data(), rows, k, w.data(), k, n, n, guarded.data() + 1, n + 2);
-        INFO("rows " << rows << ", k " << k << ", n " << n);
-        const RowMatrix want = fma_reference(x, w);
-        CHECK((guarded.middleCols(1, n).array() == want.array()).all());
-        CHECK((guarded.col(0).array() == 7.0f).all());
-        CHECK((guarded.col(n + 1).array() == 7.0f).all());
+        for (const bool avx2 : {true, false}) {
+          RowMatrix guarded = RowMatrix::Constant(rows, n + 2, 7.0f);
+          if (avx2)
+            detail::dense_avx2(x.data(), rows, k, w.data(), k, n, n, guarded.data() + 1, n + 2);
+          else
+            detail::dense_sse2(x.data(), rows, k, w.data(), k, n, n, guarded.data() + 1, n + 2);
+          INFO((avx2 ? "AVX2" : "SSE2") << ": rows " << rows << ", k " << k << ", n " << n);
+          const RowMatrix want = ordered_reference(x, w, avx2);
+          CHECK((guarded.middleCols(1, n).array() == want.array()).all());
+          CHECK((guarded.col(0).array() == 7.0f).all());
+          CHECK((guarded.col(n + 1).array() == 7.0f).all());
+        }
       }
-  // Through Mlp<float>: the kernel on any automatic choice, Eigen's GEMM under `generic`; both
-  // close to double precision, and the kernel's rows the same alone as in a batch.
+  // Through Mlp<float>: the AVX2 kernel on any automatic choice, the SSE2 one under `generic`;
+  // both close to double precision, and each one's rows the same alone as in a batch.
   const Mlp<float> net = random_net({784, 200, 100, 10}, 5);
   RowMatrix x(37, 784);
   rng.fill_uniform(x.data(), x.size(), 0.0f, 1.0f);
   const RowMatrix fast = net.logits(x);
-  RowMatrix eigen;
+  RowMatrix generic;
   {
-    KernelChoice generic(NoiseKernel::generic);
-    eigen = net.logits(x);
+    KernelChoice choice(NoiseKernel::generic);
+    generic = net.logits(x);
+    for (Index r : {0, 5, 36}) CHECK((net.logits(x.row(r)).array() == generic.row(r).array()).all());
   }
-  CHECK((fast - eigen).cwiseAbs().maxCoeff() < 1e-4f);
-  CHECK((fast.array() != eigen.array()).any());  // two different summation orders: not one path
+  CHECK((fast - generic).cwiseAbs().maxCoeff() < 1e-4f);
+  CHECK((fast.array() != generic.array()).any());  // fused and unfused sums: not one path
   for (Index r : {0, 5, 36}) CHECK((net.logits(x.row(r)).array() == fast.row(r).array()).all());
 #else
   WARN("built without x86 dispatch: the dense kernel is not compiled");

@@ -196,18 +196,24 @@ class Mlp {
   }
 
  private:
-  // z = in · w: nnfuzz's AVX2 + FMA kernel for float (detail/kernels/dense.hpp: no copy of the
-  // weights, each output summed in order, batch-invariant) unless the kernel choice is generic
-  // or the CPU lacks AVX2 + FMA; Eigen's GEMM otherwise.
+  // z = in · w for float (detail/kernels/dense.hpp: no copy of the weights, each output summed
+  // over k in order, so batch-invariant): the AVX2 + FMA kernel unless the kernel choice is
+  // generic or the CPU lacks AVX2 + FMA; else the SSE2 kernel (no FMA: the same bits on every
+  // x86-64 CPU for one build, where Eigen's GEMM follows the cache sizes the CPU reports); Eigen's
+  // GEMM off x86.
   static void dense(const Matrix& in, const Matrix& w, Matrix& z) {
-#if defined(NNFUZZ_X86_DISPATCH)
     if constexpr (std::is_same<Scalar, float>::value) {
+#if defined(NNFUZZ_X86_DISPATCH)
       if (detail::active_noise_kernel() != NoiseKernel::generic && detail::cpu_has_avx2_fma()) {
         detail::dense_avx2(in.data(), in.rows(), in.cols(), w.data(), w.rows(), w.cols(), w.cols(), z.data(), z.cols());
         return;
       }
-    }
 #endif
+#if defined(__SSE2__) || defined(_M_X64)
+      detail::dense_sse2(in.data(), in.rows(), in.cols(), w.data(), w.rows(), w.cols(), w.cols(), z.data(), z.cols());
+      return;
+#endif
+    }
     z.noalias() = in * w;
   }
 

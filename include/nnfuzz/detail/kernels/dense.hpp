@@ -13,8 +13,14 @@
 #include "../config.hpp"
 #include "noise.hpp"  // NNFUZZ_X86_DISPATCH, NNFUZZ_TARGET_AVX2
 
+#if defined(__SSE2__) || defined(_M_X64)
+# include <emmintrin.h>
+#endif
+
 namespace nnfuzz {
 namespace detail {
+
+constexpr int kDenseRows = 6;  ///< rows per register block: 6 × 2 vectors = 12 sums + 2 weight vectors + 1 broadcast
 
 #if defined(NNFUZZ_X86_DISPATCH)
 // Lanes [0, n) of a vector of 8: the mask of _mm256_maskload_ps / _mm256_maskstore_ps.
@@ -74,7 +80,6 @@ NNFUZZ_TARGET_AVX2_INLINE void dense_block_avx2(const float* x, Index ldx, const
 # undef NNFUZZ_DENSE_ROWS
 
 // The rows of one column panel: blocks of kDenseRows, then the remainder with a smaller block.
-constexpr int kDenseRows = 6;  // 6 rows × 2 vectors: 12 sums + 2 weight vectors + 1 broadcast of 16 registers
 template <int NV, int R = kDenseRows>
 NNFUZZ_TARGET_AVX2_INLINE void dense_rows_avx2(int rows, const float* x, Index ldx, const float* w, Index ldw,
                                                Index k_dim, float* z, Index ldz, int last) {
@@ -98,6 +103,108 @@ NNFUZZ_TARGET_AVX2 inline void dense_avx2(const float* x, Index rows, Index ldx,
         dense_rows_avx2<2>(block, xr, ldx, w + j, ldw, k_dim, zr, ldz, static_cast<int>(width - 8));
       else
         dense_rows_avx2<1>(block, xr, ldx, w + j, ldw, k_dim, zr, ldz, static_cast<int>(width));
+    }
+  }
+}
+#endif
+
+#if defined(__SSE2__) || defined(_M_X64)
+// A product the compiler must not fuse with the sum after it: GCC contracts a*b + c into an FMA
+// across statements (-ffp-contract=fast, its default in GNU mode) when the build targets FMA,
+// which would give a -march=native build other bits than a portable one. An empty asm that
+// takes the product in a register stops that and costs no instruction.
+# if defined(__GNUC__)
+#  define NNFUZZ_DENSE_UNFUSED(v) __asm__("" : "+x"(v))
+# else
+#  define NNFUZZ_DENSE_UNFUSED(v) (void)0
+# endif
+// The same blocking on SSE2, the baseline of every x86-64 CPU: 6 rows × 2 vectors of 4 columns,
+// each output summed over k in order, a product then a sum per term (no FMA). The `generic`
+// path of Mlp<float>: unlike Eigen's GEMM, whose blocking (and so its summation order) follows
+// the cache sizes the CPU reports, its bits are the same on every x86-64 machine for one build.
+inline __m128 dense_tail_load_sse(const float* p, int n) {
+  alignas(16) float t[4] = {0, 0, 0, 0};
+  for (int i = 0; i < n; ++i) t[i] = p[i];
+  return _mm_load_ps(t);
+}
+inline void dense_tail_store_sse(float* p, __m128 v, int n) {
+  alignas(16) float t[4];
+  _mm_store_ps(t, v);
+  for (int i = 0; i < n; ++i) p[i] = t[i];
+}
+template <int R, int NV>
+inline void dense_block_sse(const float* x, Index ldx, const float* w, Index ldw, Index k_dim, float* z, Index ldz,
+                            int last) {
+  static_assert(R >= 1 && R <= 6 && (NV == 1 || NV == 2), "dense_block_sse: 1..6 rows, 1 or 2 vectors");
+# define NNFUZZ_DENSE_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+# define NNFUZZ_DENSE_ZERO(r) __m128 a##r##0 = _mm_setzero_ps(), a##r##1 = _mm_setzero_ps();
+  NNFUZZ_DENSE_ROWS(NNFUZZ_DENSE_ZERO)
+# undef NNFUZZ_DENSE_ZERO
+  const bool full = last == 4;
+  for (Index k = 0; k < k_dim; ++k) {
+    const float* wk = w + k * ldw;
+    __m128 w0, w1 = _mm_setzero_ps();
+    if constexpr (NV == 2) {
+      w0 = _mm_loadu_ps(wk);
+      w1 = full ? _mm_loadu_ps(wk + 4) : dense_tail_load_sse(wk + 4, last);
+    } else {
+      w0 = full ? _mm_loadu_ps(wk) : dense_tail_load_sse(wk, last);
+    }
+# define NNFUZZ_DENSE_MULADD(r)                   \
+  if constexpr (R > r) {                          \
+   const __m128 xb = _mm_set1_ps(x[r * ldx + k]); \
+   __m128 p0 = _mm_mul_ps(xb, w0);                \
+   NNFUZZ_DENSE_UNFUSED(p0);                      \
+   a##r##0 = _mm_add_ps(a##r##0, p0);             \
+   if constexpr (NV == 2) {                       \
+    __m128 p1 = _mm_mul_ps(xb, w1);               \
+    NNFUZZ_DENSE_UNFUSED(p1);                     \
+    a##r##1 = _mm_add_ps(a##r##1, p1);            \
+   }                                              \
+  }
+    NNFUZZ_DENSE_ROWS(NNFUZZ_DENSE_MULADD)
+# undef NNFUZZ_DENSE_MULADD
+  }
+# define NNFUZZ_DENSE_STORE(r)                    \
+  if constexpr (R > r) {                          \
+   float* zr = z + r * ldz;                       \
+   if constexpr (NV == 2) {                       \
+    _mm_storeu_ps(zr, a##r##0);                   \
+    if (full)                                     \
+     _mm_storeu_ps(zr + 4, a##r##1);              \
+    else                                          \
+     dense_tail_store_sse(zr + 4, a##r##1, last); \
+   } else if (full) {                             \
+    _mm_storeu_ps(zr, a##r##0);                   \
+   } else {                                       \
+    dense_tail_store_sse(zr, a##r##0, last);      \
+   }                                              \
+  }
+  NNFUZZ_DENSE_ROWS(NNFUZZ_DENSE_STORE)
+# undef NNFUZZ_DENSE_STORE
+# undef NNFUZZ_DENSE_ROWS
+}
+template <int NV, int R = kDenseRows>
+inline void dense_rows_sse(int rows, const float* x, Index ldx, const float* w, Index ldw, Index k_dim, float* z,
+                           Index ldz, int last) {
+  if constexpr (R > 1) {
+    if (rows < R) return dense_rows_sse<NV, R - 1>(rows, x, ldx, w, ldw, k_dim, z, ldz, last);
+  }
+  dense_block_sse<R, NV>(x, ldx, w, ldw, k_dim, z, ldz, last);
+}
+/// dense_avx2() on SSE2, a product and a sum per term (see above): the same bits in every build.
+inline void dense_sse2(const float* x, Index rows, Index ldx, const float* w, Index k_dim, Index n, Index ldw, float* z,
+                       Index ldz) {
+  for (Index j = 0; j < n; j += 8) {
+    const Index width = n - j < 8 ? n - j : 8;
+    for (Index r = 0; r < rows; r += kDenseRows) {
+      const int block = static_cast<int>(rows - r < kDenseRows ? rows - r : kDenseRows);
+      const float* xr = x + r * ldx;
+      float* zr = z + r * ldz + j;
+      if (width > 4)
+        dense_rows_sse<2>(block, xr, ldx, w + j, ldw, k_dim, zr, ldz, static_cast<int>(width - 4));
+      else
+        dense_rows_sse<1>(block, xr, ldx, w + j, ldw, k_dim, zr, ldz, static_cast<int>(width));
     }
   }
 }
