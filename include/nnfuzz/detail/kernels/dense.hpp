@@ -193,8 +193,14 @@ inline void dense_rows_sse(int rows, const float* x, Index ldx, const float* w, 
   dense_block_sse<R, NV>(x, ldx, w, ldw, k_dim, z, ldz, last);
 }
 /// dense_avx2() on SSE2, a product and a sum per term (see above): the same bits in every build.
-inline void dense_sse2(const float* x, Index rows, Index ldx, const float* w, Index k_dim, Index n, Index ldw, float* z,
-                       Index ldz) {
+/// Not inlined: inlined into a caller's larger function, GCC kept the sums on the stack (2.4 ms
+/// instead of 1.2 for the MNIST MLP's batch of 100).
+# if defined(__GNUC__)
+__attribute__((noinline))
+# endif
+inline void
+dense_sse2(const float* x, Index rows, Index ldx, const float* w, Index k_dim, Index n, Index ldw, float* z,
+           Index ldz) {
   for (Index j = 0; j < n; j += 8) {
     const Index width = n - j < 8 ? n - j : 8;
     for (Index r = 0; r < rows; r += kDenseRows) {
