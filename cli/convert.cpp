@@ -25,7 +25,6 @@
 #include <iterator>
 #include <map>
 #include <memory>
-#include <set>
 
 namespace nnfuzz_cli {
 namespace {

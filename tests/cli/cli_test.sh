@@ -370,6 +370,13 @@ installed)
   expect 0 "installed nnfuzz --version" -- nnfuzz --version
   expect 1 "installed nnfuzz finds the planted NaN" -- nnfuzz fuzz "$M/planted-nan.onnx" --seeds "$S/seeds.npy" --out "$W/c" --executions 20000 --json -q
   json_is "j['found']" "installed --json"
+  # A user's release step with the installed command: an int8 candidate, fuzzed against the original.
+  expect 0 "installed nnfuzz convert" -- nnfuzz convert "$M/tiny-cnn.onnx" "$W/cnn-int8.onnx" --weights int8
+  nnfuzz fuzz "$M/tiny-cnn.onnx" --against "$W/cnn-int8.onnx" --objective disagree --seeds "$S/seeds.npy" \
+    --eps 0.05 --out "$W/d" --executions 500 --json -q >"$W/out" 2>"$W/err"
+  rc=$?
+  [[ $rc == 0 || $rc == 1 ]] || { echo "FAIL: installed fuzz --against the candidate: exit $rc"; fails=$((fails + 1)); }
+  json_is "j['objective'] == 'disagree' and j['executions'] >= 1" "installed fuzz --against --json"
   ;;
 *)
   echo "cli_test.sh: unknown case '$case_name'"
