@@ -21,7 +21,7 @@ LEVELS = [  # (level, path pattern); the first match wins
     (1, r'(input|rng|corpus|fuzz_types|feedback|version|tolerance|focus)\.hpp'),
     (2, r'samplers\.hpp|mutators(\.hpp|/.*)|objectives(\.hpp|/.*)|coverage/.*|detail/loop/.*|models/.*|data/.*|'
         r'adapters/.*|stages\.hpp|callbacks\.hpp|function_model\.hpp|regression/.*'),
-    (3, r'fuzzer\.hpp|minimize\.hpp'),
+    (3, r'fuzzer\.hpp|minimize(_edits)?\.hpp'),
     (4, r'parallel\.hpp|baselines\.hpp|campaign/.*|targets/.*'),
     (5, r'testing/.*|nnfuzz\.hpp'),
 ]

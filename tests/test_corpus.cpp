@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 #include <nnfuzz/corpus.hpp>
 
+#include <algorithm>
+
 using nnfuzz::Corpus;
 using nnfuzz::Index;
 using nnfuzz::RowVector;
@@ -75,4 +77,45 @@ TEST_CASE("Corpus: reset() to the same shape writes into the memory it already h
   in.setConstant(7);
   c.add(in.data(), cov.data(), -1, 0, 0, 0);
   CHECK(c.input(0)(d) == 7.0f);
+}
+
+TEST_CASE("Corpus: add_from() copies an element of either kind through the same calls", "[corpus]") {
+  // Dense: floats_data() is the row, tokens_data() is none.
+  Corpus d(3, 1);
+  const float in[] = {1, 2, 3}, cov[] = {9};
+  d.add(in, cov, -1, 0, 0, 5);
+  CHECK(d.floats_data(0)[2] == 3);
+  CHECK(d.tokens_data(0) == nullptr);
+  CHECK(d.describe_inputs() == "3 floats");
+  Corpus d2;
+  d2.reset_like(d);
+  REQUIRE(d2.same_shape(d));
+  d2.add_from(d, 0, -1, 0, 0, 7);
+  CHECK(d2.input(0) == d.input(0));
+  CHECK(d2.coverage(0)(0) == 9);
+  CHECK(d2.entry(0).execution == 7);
+
+  // Structured: a token part and a float part; a layout with only tokens has no float cells.
+  const nnfuzz::InputLayout layout = nnfuzz::InputLayout().tokens("prompt", 10, 4).floats("noise", 2);
+  Corpus s(layout, 1);
+  const float f[] = {0.25f, -0.5f};
+  const nnfuzz::TokenId t[] = {3, 1, 4, 0, 3};  // ids padded to max_len 4, then the length 3
+  s.add_cells(f, t, cov, -1, 0, 0, 0);
+  CHECK(s.describe_inputs() == layout.describe());
+  CHECK(!s.same_shape(d));
+  Corpus s2;
+  s2.reset_like(s);
+  s2.add_from(s, 0, -1, 0, 0, 0);
+  CHECK(s2.floats_data(0)[1] == -0.5f);
+  CHECK(std::equal(t, t + 5, s2.tokens_data(0)));
+  CHECK(s2.view(0).tokens_data()[2] == 4);
+
+  const nnfuzz::InputLayout only_tokens = nnfuzz::InputLayout().tokens("prompt", 10, 4);
+  Corpus o(only_tokens, 1);
+  o.add_cells(nullptr, t, cov, -1, 0, 0, 0);
+  CHECK(o.floats_data(0) == nullptr);
+  Corpus o2;
+  o2.reset_like(o);
+  o2.add_from(o, 0, -1, 0, 0, 0);
+  CHECK(std::equal(t, t + 5, o2.tokens_data(0)));
 }

@@ -71,11 +71,51 @@ TEST_CASE("minimize: never larger than the original, on a planted NaN found by t
   CHECK(m.after.l2 <= m.before.l2);
   CHECK(m.after.linf <= m.before.linf);
   CHECK(fz.replay(m.input));
+  auto objective = fz.objective();
+  const MinimizeResult again =
+      minimize_finding(fz.model(), objective, seeds.row(res.findings.front().root), res.findings.front(), mo);
+  CHECK(again.input == m.input);  // the stage is minimize_finding() on the run's own model
+  CHECK_THAT(describe_minimised(again, res.findings.front()), Catch::StartsWith("L0 "));
   // The NaN band is in the mean: the line search alone cannot leave it, resets can only move
   // whole elements back to 0.1 — the result is still a NaN, and no larger.
   PlantedModel::Output out;
   PlantedModel{}.evaluate(m.input.replicate(50, 1), out);
   CHECK(std::isnan(out.y(0, 0)));
+}
+
+TEST_CASE("MinimizeFindings: a structured model's findings are minimised to their fewest edits, as it runs",
+          "[minimize][edits]") {
+  using nnfuzz_test::PlantedTokenModel;
+  FuzzOptions fo;
+  fo.batch_size = 16;
+  fo.max_executions = 20000;
+  fo.max_findings = 2;
+  fo.seed = 4;
+  auto fz = nnfuzz_test::planted_token_fuzzer(fo);
+  const std::vector<InputValue> seeds = nnfuzz_test::planted_token_seeds();
+  MinimizeFindings mini;
+  const FuzzResult res = fz.run(seeds, mini);
+  REQUIRE(res.found());
+  CHECK(mini.results().empty());
+  REQUIRE(mini.edit_results().size() == res.findings.size());
+  for (std::size_t i = 0; i < res.findings.size(); ++i) {
+    const EditMinimizeResult& m = mini.edit_results()[i];
+    INFO("finding " << i << ": " << describe_minimised(m, res.findings[i], PlantedTokenModel{}.input_layout()));
+    CHECK(m.edits_before >= 2);
+    CHECK(m.edits.size() == 2);  // 3 and 7, whatever else the mutants changed
+    CHECK(m.minimal);
+    CHECK(fz.replay(m.input));
+    CHECK(m.input == apply_edits(PlantedTokenModel{}.input_layout(), seeds.front(), m.edits));
+    // The same as minimize_finding() on the finding afterwards (deterministic, the fuzzer's batch).
+    auto objective = fz.objective();
+    MinimizeOptions mo;
+    mo.confirm_batch_size = fo.batch_size;
+    const EditMinimizeResult again = minimize_finding(fz.model(), objective, seeds.front(), res.findings[i], mo);
+    CHECK(again.input == m.input);
+    const Finding small = minimised_finding(res.findings[i], again);
+    CHECK(small.value == m.input);
+    CHECK(small.what == "minimised: " + res.findings[i].what);
+  }
 }
 
 TEST_CASE("minimize: bad input is refused clearly", "[minimize]") {

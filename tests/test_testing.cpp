@@ -469,12 +469,8 @@ TEST_CASE("fuzz_test: a structured finding is minimised to the fewest edits from
   using nnfuzz_test::PlantedTokenModel;
   FuzzOptions fo;
   fo.batch_size = 16;
-  StructuredMutatorOptions mo;
-  mo.max_edits = 4;
-  mo.float_fraction = 0.5f;
-  auto f = make_fuzzer(PlantedTokenModel{}, UniformSampler(), StructuredMutator(mo), NoCoverage(),
-                       nnfuzz_test::PlantedTokensFire(), fo);
-  const std::vector<InputValue> seeds{nnfuzz_test::planted_value({0, 1, 2, 4, 5, 6}, {0, 0, 0, 0, 0, 0})};
+  auto f = nnfuzz_test::planted_token_fuzzer(fo);
+  const std::vector<InputValue> seeds = nnfuzz_test::planted_token_seeds();
   FuzzTestOptions o;
   o.seed = 4;
   o.max_executions = 20000;

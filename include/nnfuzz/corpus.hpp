@@ -6,8 +6,10 @@
 #include "detail/row_store.hpp"
 #include "input.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -96,6 +98,17 @@ class Corpus {
   void set_coverage_state(std::vector<std::uint8_t> state) { coverage_state_ = std::move(state); }
   /// Int cells per structured input (token ids and lengths; 0 for a dense corpus).
   Index token_cells() const { return tokens_.cols(); }
+  /// The input_dim() float cells of element i, for either kind (a dense row, or a structured
+  /// input's float parts together); nullptr when the inputs have none. With tokens_data(), what
+  /// code that stores or copies elements needs, with no branch on the input kind.
+  const float* floats_data(Index i) const { return inputs_.cols() > 0 ? inputs_.row(i) : nullptr; }
+  /// The token_cells() int cells of element i (token ids padded to max_len, then the length, per
+  /// token part); nullptr when the inputs have none (a dense corpus).
+  const TokenId* tokens_data(Index i) const { return tokens_.cols() > 0 ? tokens_.row(i) : nullptr; }
+  /// The inputs' shape in words, for messages: "784 floats", or the layout's describe().
+  std::string describe_inputs() const {
+    return structured_ ? layout_.describe() : std::to_string(inputs_.cols()) + " floats";
+  }
 
   /// Number of elements.
   Index size() const { return static_cast<Index>(entries_.size()); }
@@ -148,11 +161,9 @@ class Corpus {
   /// Appends element k of `src` (a corpus of the same shape: same_shape()) and returns its id.
   Index add_from(const Corpus& src, Index k, Index parent, Index root, Index depth, std::uint64_t execution) {
     NNFUZZ_ASSERT(same_shape(src));
-    if (structured_) {
-      const InputView v = src.view(k);
-      return add_cells(v.floats_data(), v.tokens_data(), src.coverage(k).data(), parent, root, depth, execution);
-    }
-    return add(src.input(k).data(), src.coverage(k).data(), parent, root, depth, execution);
+    if (tokens_.cols() > 0)
+      std::copy(src.tokens_data(k), src.tokens_data(k) + tokens_.cols(), tokens_.append_uninitialized());
+    return add(src.floats_data(k), src.coverage(k).data(), parent, root, depth, execution);
   }
   /// True when `o` holds inputs and coverage vectors shaped like this corpus' (add_from() works).
   bool same_shape(const Corpus& o) const {

@@ -2,14 +2,17 @@
 // nnfuzz: minimisation of findings (libFuzzer's -minimize_crash, AFL's afl-tmin, for continuous
 // inputs): the smallest change from the root seed that still makes the objective fire.
 // Dense rows: minimize() (a line search, then block resets). Structured inputs (InputLayout:
-// token and float parts): minimize_edits(), delta debugging over the edit script from the root.
+// token and float parts): minimize_edits() (minimize_edits.hpp), delta debugging over the edit
+// script from the root. Either kind: minimize_finding() and the stage MinimizeFindings.
 #pragma once
 
 #include "detail/config.hpp"
 #include "detail/finite.hpp"
 #include "detail/traits.hpp"
 #include "fuzz_types.hpp"
+#include "corpus.hpp"
 #include "input.hpp"
+#include "minimize_edits.hpp"
 #include "stages.hpp"
 
 #include <algorithm>
@@ -21,6 +24,7 @@
 #include <numeric>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -225,395 +229,108 @@ MinimizeResult minimize(Model& model, Objective& objective, const Eigen::Ref<con
   return r;
 }
 
-/// A stage (stages.hpp) that minimises every finding of a dense model as it is reported, with
-/// the fuzzer's own model and a copy of its objective, against the finding's root seed (the
-/// fuzz run itself does not change). With confirm_batch_size 0, the fuzzer's batch_size is used:
-/// "it still fires" then means what the fuzzer's replay means.
+// ---------------------------------------------------------------------------------------------
+// Either input kind: the minimiser the model's input kind takes, chosen by overload on the
+// input-space tag (detail/traits.hpp), so a caller has one path for both.
+
+namespace detail {
+template <typename Model, typename Objective>
+MinimizeResult minimize_kind(DenseInputs, Model& model, Objective& objective, const Eigen::Ref<const RowVector>& root,
+                             const Finding& f, const MinimizeOptions& o) {
+  return minimize(model, objective, root, f.input, o);
+}
+template <typename Model, typename Objective>
+EditMinimizeResult minimize_kind(StructuredInputs, Model& model, Objective& objective, const InputValue& root,
+                                 const Finding& f, const MinimizeOptions& o) {
+  EditMinimizeOptions e;
+  e.batch_size = o.batch_size;
+  e.confirm_batch_size = o.confirm_batch_size;
+  e.max_executions = o.max_executions;
+  return minimize_edits(model, objective, root, f.value, e);
+}
+// Element i of a corpus as its input kind's minimiser takes a root.
+inline Eigen::Map<const RowVector> stored_root(DenseInputs, const Corpus& c, Index i) { return c.input(i); }
+inline InputValue stored_root(StructuredInputs, const Corpus& c, Index i) { return c.view(i).value(); }
+}  // namespace detail
+
+/// Minimises finding `f` of `model` towards `root` (its seed: a row for a dense model, an
+/// InputValue for one with an InputLayout) with the minimiser of the model's input kind:
+/// minimize() for dense rows (returns a MinimizeResult), minimize_edits() for structured inputs
+/// (returns an EditMinimizeResult; `o`'s batch_size, confirm_batch_size and max_executions carry
+/// over, the dense-only options are not used). Throws as the minimiser does.
+template <typename Model, typename Objective, typename Root>
+auto minimize_finding(Model& model, Objective& objective, const Root& root, const Finding& f,
+                      const MinimizeOptions& o = {}) {
+  return detail::minimize_kind(detail::input_space_t<Model>{}, model, objective, root, f, o);
+}
+
+/// `f` with its input replaced by the minimised one (`what` prefixed with "minimised: ").
+inline Finding minimised_finding(Finding f, const MinimizeResult& r) {
+  f.input = r.input;
+  f.what = "minimised: " + f.what;
+  return f;
+}
+/// `f` with its input replaced by the minimised one (`what` prefixed with "minimised: ").
+inline Finding minimised_finding(Finding f, const EditMinimizeResult& r) {
+  f.value = r.input;
+  f.what = "minimised: " + f.what;
+  return f;
+}
+
+/// What minimize() did, in one line: "L0 12 -> 3, L2 0.81 -> 0.2, Linf 0.2 -> 0.2".
+inline std::string describe_minimised(const MinimizeResult& r, const Finding&) {
+  return detail::message("L0 ", r.before.l0, " -> ", r.after.l0, ", L2 ", r.before.l2, " -> ", r.after.l2, ", Linf ",
+                         r.before.linf, " -> ", r.after.linf);
+}
+/// What minimize_edits() did, in one line: "5 edits from seed #2 -> 1: token 3 'x' -> 'y'" (at
+/// most eight edits named), with `layout` naming the parts.
+inline std::string describe_minimised(const EditMinimizeResult& r, const Finding& f, const InputLayout& layout) {
+  std::string s = detail::message(r.edits_before, " edit", r.edits_before == 1 ? "" : "s", " from seed #", f.root,
+                                  " -> ", r.edits.size(), r.minimal ? "" : " (budget spent before ddmin ended)");
+  for (std::size_t i = 0; i < r.edits.size() && i < 8; ++i) s += (i ? "; " : ": ") + r.edits[i].describe(layout);
+  if (r.edits.size() > 8) s += "; ...";
+  return s;
+}
+
+/// A stage (stages.hpp) that minimises every finding as it is reported, with the fuzzer's own
+/// model and a copy of its objective, against the finding's root seed (the fuzz run itself does
+/// not change): minimize() for a dense model, minimize_edits() for one with an InputLayout
+/// (minimize_finding()). With confirm_batch_size 0, the fuzzer's batch_size is used: "it still
+/// fires" then means what the fuzzer's replay means.
 ///
 ///     nnfuzz::MinimizeFindings mini;
 ///     fuzzer.run(seeds, mini);
-///     for (const auto& m : mini.results()) ... m.input, m.before, m.after
+///     for (const auto& m : mini.results()) ... m.input, m.before, m.after       // dense models
+///     for (const auto& m : mini.edit_results()) ... m.input, m.edits           // structured inputs
 class MinimizeFindings {
  public:
-  /// Minimises with `options` (MinimizeOptions).
+  /// Minimises with `options` (MinimizeOptions; for structured inputs its batch_size,
+  /// confirm_batch_size and max_executions).
   explicit MinimizeFindings(MinimizeOptions options = {}) : o_(options) {}
   /// Minimises the findings reported since the last batch.
   template <typename Context>
   void perform(Context& ctx) {
+    using Model = std::decay_t<decltype(ctx.model())>;
     for (const Finding& f : ctx.new_findings()) {
-      if (f.input.size() == 0)
-        detail::fail(
-            "MinimizeFindings: the finding has no dense input (minimize() takes rows; models with an "
-            "InputLayout are not minimised by it)");
       MinimizeOptions o = o_;
       if (o.confirm_batch_size == 0) o.confirm_batch_size = ctx.options().batch_size;
       auto objective = ctx.objective();  // the run's objective keeps its state
-      results_.push_back(minimize(ctx.model(), objective, ctx.corpus().input(f.root), f.input, o));
+      const auto root = detail::stored_root(detail::input_space_t<Model>{}, ctx.corpus(), f.root);
+      keep(minimize_finding(ctx.model(), objective, root, f, o));
     }
   }
-  /// One result per finding, in the order found.
+  /// One result per finding of a dense model, in the order found (empty for structured inputs).
   const std::vector<MinimizeResult>& results() const { return results_; }
+  /// One result per finding of a model with an InputLayout, in the order found (empty for dense models).
+  const std::vector<EditMinimizeResult>& edit_results() const { return edit_results_; }
 
  private:
+  void keep(MinimizeResult r) { results_.push_back(std::move(r)); }
+  void keep(EditMinimizeResult r) { edit_results_.push_back(std::move(r)); }
+
   MinimizeOptions o_;
   std::vector<MinimizeResult> results_;
+  std::vector<EditMinimizeResult> edit_results_;
 };
-
-// ---------------------------------------------------------------------------------------------
-// Structured inputs: delta debugging over the edits from the root.
-
-/// One edit that takes a root input toward a finding (structured inputs, InputLayout). Token
-/// edits name positions of the root's sequence, so any subset of an edit script applies to the
-/// root on its own (apply_edits()).
-struct InputEdit {
-  /// What an edit does.
-  enum class Kind {
-    substitute,  ///< token part: the root's token at `position` becomes `token`
-    insert,      ///< token part: `token` goes before the root's token at `position` (at the root's length: after it)
-    erase,       ///< token part: the root's token at `position` is removed
-    set_float    ///< float part: element `position` becomes `value`
-  };
-  Index part = 0;               ///< the layout part it changes
-  Kind kind = Kind::set_float;  ///< what it does
-  Index position = 0;           ///< a position of the root's sequence, or a float element
-  TokenId token = 0;            ///< substitute, insert: the new id
-  float value = 0;              ///< set_float: the new value
-
-  /// Same edit (the float compared by value).
-  bool operator==(const InputEdit& o) const {
-    return part == o.part && kind == o.kind && position == o.position && token == o.token && value == o.value;
-  }
-  /// Not the same edit.
-  bool operator!=(const InputEdit& o) const { return !(*this == o); }
-  /// "prompt: substitute [3] -> 17", "prompt: insert 5 before [2]", "prompt: erase [4]",
-  /// "noise[12] = 0.25": the part's name from `layout`.
-  std::string describe(const InputLayout& layout) const {
-    const std::string& name = part >= 0 && part < layout.size() ? layout.part(part).name : std::string("?");
-    switch (kind) {
-      case Kind::substitute:
-        return detail::message(name, ": substitute [", position, "] -> ", token);
-      case Kind::insert:
-        return detail::message(name, ": insert ", token, " before [", position, "]");
-      case Kind::erase:
-        return detail::message(name, ": erase [", position, "]");
-      case Kind::set_float:
-        break;
-    }
-    return detail::message(name, "[", position, "] = ", value);
-  }
-};
-
-/// The edits that turn `root` into `finding`, both inputs of `layout`: for each token part a
-/// shortest edit script (Levenshtein: substitutions, insertions, erasures of the root's tokens;
-/// of the shortest scripts, the one that matches tokens from the end first, so the result is
-/// deterministic), for each float part one set_float per element whose value differs. In part
-/// order, then position order (insertions before the root token they precede, in sequence order).
-/// apply_edits(layout, root, input_edits(layout, root, finding)) == finding. Throws
-/// std::invalid_argument naming input_edits() when an input does not fit the layout
-/// (check_input()) or a pair of sequences needs an edit table of more than 2^26 cells.
-inline std::vector<InputEdit> input_edits(const InputLayout& layout, const InputValue& root,
-                                          const InputValue& finding) {
-  check_input("input_edits()", "the root", layout, root);
-  check_input("input_edits()", "the finding", layout, finding);
-  std::vector<InputEdit> edits;
-  for (Index p = 0; p < layout.size(); ++p) {
-    const auto q = static_cast<std::size_t>(p);
-    if (layout.part(p).kind == InputPart::Kind::floats) {
-      const RowVector &a = root.floats[q], &b = finding.floats[q];
-      for (Index c = 0; c < a.cols(); ++c)
-        if (a(c) != b(c)) edits.push_back({p, InputEdit::Kind::set_float, c, 0, b(c)});
-      continue;
-    }
-    const std::vector<TokenId>&a = root.tokens[q], &b = finding.tokens[q];
-    const std::size_t n = a.size(), m = b.size(), w = m + 1;
-    if (static_cast<double>(n + 1) * static_cast<double>(m + 1) > static_cast<double>(Index{1} << 26))
-      detail::fail("input_edits(): part '", layout.part(p).name, "' has sequences of ", n, " and ", m,
-                   " tokens: the edit table would need more than 2^26 cells");
-    std::vector<Index> d((n + 1) * w);
-    for (std::size_t i = 0; i <= n; ++i) d[i * w] = static_cast<Index>(i);
-    for (std::size_t j = 0; j <= m; ++j) d[j] = static_cast<Index>(j);
-    for (std::size_t i = 1; i <= n; ++i)
-      for (std::size_t j = 1; j <= m; ++j)
-        d[i * w + j] = std::min(
-            {d[(i - 1) * w + j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1), d[(i - 1) * w + j] + 1, d[i * w + j - 1] + 1});
-    std::vector<InputEdit> part;  // traced back from the end, reversed below
-    for (std::size_t i = n, j = m; i > 0 || j > 0;) {
-      const Index here = d[i * w + j];
-      if (i > 0 && j > 0 && a[i - 1] == b[j - 1] && here == d[(i - 1) * w + j - 1]) {
-        --i, --j;
-      } else if (i > 0 && j > 0 && here == d[(i - 1) * w + j - 1] + 1) {
-        part.push_back({p, InputEdit::Kind::substitute, static_cast<Index>(i - 1), b[j - 1], 0});
-        --i, --j;
-      } else if (i > 0 && here == d[(i - 1) * w + j] + 1) {
-        part.push_back({p, InputEdit::Kind::erase, static_cast<Index>(i - 1), 0, 0});
-        --i;
-      } else {
-        part.push_back({p, InputEdit::Kind::insert, static_cast<Index>(i), b[j - 1], 0});
-        --j;
-      }
-    }
-    edits.insert(edits.end(), part.rbegin(), part.rend());
-  }
-  return edits;
-}
-
-/// `root` with `edits` applied, any subset of one input_edits() script, in its order (token
-/// positions refer to the root, so the edits do not shift each other; insertions at one
-/// position go in the order given). The result may not fit the layout — a sequence emptied by
-/// erasures or longer than max_len by insertions (check_input() tells). Throws
-/// std::invalid_argument naming apply_edits(), the edit and the value for an edit of a part the
-/// layout lacks, of the wrong kind for its part, at a position outside the root, two edits of
-/// one root token (substitute, erase), or a non-finite value.
-inline InputValue apply_edits(const InputLayout& layout, const InputValue& root, const std::vector<InputEdit>& edits) {
-  check_input("apply_edits()", "the root", layout, root);
-  InputValue v = root;
-  for (std::size_t e = 0; e < edits.size(); ++e) {
-    const InputEdit& x = edits[e];
-    if (x.part < 0 || x.part >= layout.size())
-      detail::fail("apply_edits(): edit ", e, " names part ", x.part, ", the layout has ", layout.size());
-    const InputPart& part = layout.part(x.part);
-    const bool tokens = part.kind == InputPart::Kind::tokens;
-    if (tokens == (x.kind == InputEdit::Kind::set_float))
-      detail::fail("apply_edits(): edit ", e, " (", x.describe(layout), ") is of the wrong kind for part '", part.name,
-                   "' (", tokens ? "tokens" : "floats", ")");
-    const Index limit = tokens ? static_cast<Index>(root.tokens[static_cast<std::size_t>(x.part)].size()) +
-                                     (x.kind == InputEdit::Kind::insert ? 1 : 0)
-                               : part.width;
-    if (x.position < 0 || x.position >= limit)
-      detail::fail("apply_edits(): edit ", e, " (", x.describe(layout), ") has position ", x.position, ", outside [0, ",
-                   limit, ")");
-    if (x.kind == InputEdit::Kind::set_float) {
-      if (!detail::is_finite(x.value))
-        detail::fail("apply_edits(): edit ", e, " (", x.describe(layout), ") sets a non-finite value ", x.value);
-      v.floats[static_cast<std::size_t>(x.part)](x.position) = x.value;
-    }
-  }
-  for (Index p = 0; p < layout.size(); ++p) {
-    if (layout.part(p).kind != InputPart::Kind::tokens) continue;
-    const std::vector<TokenId>& a = root.tokens[static_cast<std::size_t>(p)];
-    // Per root position: -1 keep, -2 erase, else the substitute; then the insertions before it.
-    std::vector<std::int64_t> at(a.size(), -1);
-    std::vector<std::vector<TokenId>> before(a.size() + 1);
-    bool touched = false;
-    for (std::size_t e = 0; e < edits.size(); ++e) {
-      const InputEdit& x = edits[e];
-      if (x.part != p) continue;
-      touched = true;
-      const auto i = static_cast<std::size_t>(x.position);
-      if (x.kind == InputEdit::Kind::insert) {
-        before[i].push_back(x.token);
-        continue;
-      }
-      if (at[i] != -1)
-        detail::fail("apply_edits(): edit ", e, " (", x.describe(layout), ") is a second edit of token [", x.position,
-                     "] of part '", layout.part(p).name, "'");
-      at[i] = x.kind == InputEdit::Kind::erase ? -2 : static_cast<std::int64_t>(x.token);
-    }
-    if (!touched) continue;
-    std::vector<TokenId>& out = v.tokens[static_cast<std::size_t>(p)];
-    out.clear();
-    for (std::size_t i = 0; i <= a.size(); ++i) {
-      out.insert(out.end(), before[i].begin(), before[i].end());
-      if (i == a.size() || at[i] == -2) continue;
-      out.push_back(at[i] == -1 ? a[i] : static_cast<TokenId>(at[i]));
-    }
-  }
-  return v;
-}
-
-/// Options of minimize_edits().
-struct EditMinimizeOptions {
-  /// Candidates per model call (ddmin's subsets and complements are evaluated side by side).
-  Index batch_size = 64;
-  /// The batch size a candidate is confirmed in: it is accepted only if it fires as the first of
-  /// this many copies, as Fuzzer::replay() judges a finding (0: batch_size). Give the fuzzer's
-  /// batch_size so that "it still fires" means what the fuzzer's replay means.
-  Index confirm_batch_size = 0;
-  /// Budget of model executions (candidates and confirmations), the first confirmation included:
-  /// at least one confirmation's rows; the search stops, keeping what it has, when spent.
-  Index max_executions = 20000;
-};
-
-/// What minimize_edits() did.
-struct EditMinimizeResult {
-  InputValue input;              ///< the minimised input: the root with `edits` applied (the finding if none could go)
-  std::vector<InputEdit> edits;  ///< the edits kept, a subset of input_edits(layout, root, finding), in its order
-  Index edits_before = 0;        ///< edits from the root to the finding
-  Index executions = 0;          ///< model executions spent
-  /// ddmin ran to its end: removing any one of `edits` stops the objective firing (1-minimal).
-  /// False when the budget ran out first.
-  bool minimal = false;
-};
-
-namespace detail {
-// Every token part of v holds 1..max_len ids (the only way a subset of edits can break a layout).
-inline bool token_lengths_fit(const InputLayout& layout, const InputValue& v) {
-  for (Index p = 0; p < layout.size(); ++p) {
-    if (layout.part(p).kind != InputPart::Kind::tokens) continue;
-    const auto n = static_cast<Index>(v.tokens[static_cast<std::size_t>(p)].size());
-    if (n < 1 || n > layout.part(p).width) return false;
-  }
-  return true;
-}
-}  // namespace detail
-
-/// Minimises a finding of a model with structured inputs (InputLayout) by delta debugging
-/// (ddmin, Zeller & Hildebrandt 2002) over the edits from `root` (its seed) to `finding`: the
-/// edit script input_edits() gives — token substitutions, insertions and erasures of each token
-/// part, and each float element that differs (e.g. the sampling-noise positions) — is split into
-/// n chunks; the first chunk, else the first complement of a chunk, that still fires on the root
-/// becomes the set (n back to 2, resp. n − 1); else n doubles, up to the set's size. The root
-/// itself (no edit) is tried first. The chunks and complements of a round are evaluated
-/// batch_size at a time and taken in that order, so the result is the one sequential ddmin gives
-/// and is deterministic. Candidates whose token sequences leave 1..max_len are skipped. A
-/// candidate is accepted only when it fires again as the first row of confirm_batch_size copies.
-/// The result fires, has at most the finding's edits, and when `minimal` loses the objective on
-/// dropping any one edit. The objective's state changes as its check() changes it (pass a copy).
-/// Throws std::invalid_argument naming minimize_edits() for a root or finding that does not fit
-/// the model's input_layout() (check_input()), bad options, or a finding that does not fire.
-template <typename Model, typename Objective>
-EditMinimizeResult minimize_edits(Model& model, Objective& objective, const InputValue& root, const InputValue& finding,
-                                  const EditMinimizeOptions& o = {}) {
-  const char* fn = "minimize_edits()";
-  const InputLayout layout = model.input_layout();
-  check_input(fn, "the root", layout, root);
-  check_input(fn, "the finding", layout, finding);
-  if (o.batch_size < 1) detail::fail(fn, ": option 'batch_size' must be >= 1, got ", o.batch_size);
-  if (o.confirm_batch_size < 0)
-    detail::fail(fn, ": option 'confirm_batch_size' must be >= 0, got ", o.confirm_batch_size);
-  const Index confirm_rows = o.confirm_batch_size > 0 ? o.confirm_batch_size : o.batch_size;
-  if (o.max_executions < confirm_rows)
-    detail::fail(fn, ": option 'max_executions' = ", o.max_executions, " is less than one confirmation of ",
-                 confirm_rows, " rows (option '", o.confirm_batch_size > 0 ? "confirm_batch_size" : "batch_size",
-                 "'): raise it or lower that option");
-  const Index cells = std::max<Index>(1, layout.float_cells() + layout.token_cells());
-  InputBatch batch, copies;
-  for (const auto& [name, rows, b] : {std::tuple<const char*, Index, InputBatch*>{"batch_size", o.batch_size, &batch},
-                                      {"confirm_batch_size", confirm_rows, &copies}}) {
-    if (rows > (Index{1} << 40) / cells)
-      detail::fail(fn, ": option '", name, "' = ", rows, " needs ", rows, " inputs of ", cells, " cells: too large");
-    try {
-      b->reserve(layout, rows);
-    } catch (const std::bad_alloc&) {
-      detail::fail(fn, ": option '", name, "' = ", rows, " needs ", rows, " inputs of ", cells,
-                   " cells: cannot allocate them");
-    }
-  }
-  typename Model::Output out;
-  Mask hits;
-  EditMinimizeResult r;
-  const std::vector<InputEdit> all = input_edits(layout, root, finding);
-  r.edits_before = static_cast<Index>(all.size());
-  r.input = finding;
-  r.edits = all;
-  auto eval = [&](InputBatch& b, Index rows) {
-    b.set_rows(rows);
-    model.evaluate(static_cast<const InputBatch&>(b), out);
-    detail::run_objective(objective, static_cast<const InputBatch&>(b), out, hits);
-    r.executions += rows;
-  };
-  auto confirm = [&](const InputValue& x) {
-    for (Index i = 0; i < confirm_rows; ++i) copies.set_row(i, x);
-    eval(copies, confirm_rows);
-    return static_cast<bool>(hits(0));
-  };
-  if (!confirm(finding)) detail::fail(fn, ": the objective does not fire on the finding (nothing to minimise)");
-  auto budget_left = [&](Index rows) { return r.executions + rows + confirm_rows <= o.max_executions; };
-
-  // The edits of a set of indices into `all`, and the input they make.
-  using Set = std::vector<std::size_t>;
-  auto edits_of = [&](const Set& s) {
-    std::vector<InputEdit> e;
-    e.reserve(s.size());
-    for (std::size_t i : s) e.push_back(all[i]);
-    return e;
-  };
-  // The first candidate that fires and confirms (-1: none, or the budget ran out: `spent`).
-  bool spent = false;
-  auto first_firing = [&](const std::vector<Set>& cands, InputValue& fired) -> std::ptrdiff_t {
-    std::vector<InputValue> inputs(cands.size());
-    std::vector<std::size_t> rows;  // the candidates that fit, in order
-    for (std::size_t c = 0; c < cands.size(); ++c) {
-      inputs[c] = apply_edits(layout, root, edits_of(cands[c]));
-      if (detail::token_lengths_fit(layout, inputs[c])) rows.push_back(c);
-    }
-    for (std::size_t start = 0; start < rows.size();) {
-      const Index n = std::min<Index>(o.batch_size, static_cast<Index>(rows.size() - start));
-      if (!budget_left(n)) {
-        spent = true;
-        return -1;
-      }
-      batch.set_rows(n);
-      for (Index i = 0; i < n; ++i) batch.set_row(i, inputs[rows[start + static_cast<std::size_t>(i)]]);
-      eval(batch, n);
-      std::vector<std::size_t> hit;
-      for (Index i = 0; i < n; ++i)
-        if (hits(i)) hit.push_back(rows[start + static_cast<std::size_t>(i)]);
-      for (std::size_t c : hit) {
-        if (!budget_left(0)) {
-          spent = true;
-          return -1;
-        }
-        if (confirm(inputs[c])) {
-          fired = std::move(inputs[c]);
-          return static_cast<std::ptrdiff_t>(c);
-        }
-      }
-      start += static_cast<std::size_t>(n);
-    }
-    return -1;
-  };
-
-  Set current(all.size());
-  std::iota(current.begin(), current.end(), std::size_t{0});
-  std::size_t n = 2;
-  bool first_round = true;
-  InputValue fired;
-  while (!current.empty()) {
-    std::vector<Set> cands;
-    if (first_round) cands.emplace_back();  // the root itself
-    const std::size_t chunks = std::min(n, current.size());
-    std::vector<Set> parts(chunks);
-    for (std::size_t k = 0; k < chunks; ++k) {
-      const std::size_t b = k * current.size() / chunks, e = (k + 1) * current.size() / chunks;
-      parts[k].assign(current.begin() + static_cast<std::ptrdiff_t>(b),
-                      current.begin() + static_cast<std::ptrdiff_t>(e));
-    }
-    if (current.size() > 1) {
-      cands.insert(cands.end(), parts.begin(), parts.end());
-      if (chunks > 2)  // with 2 chunks each complement is the other chunk
-        for (std::size_t k = 0; k < chunks; ++k) {
-          Set c;
-          for (std::size_t j = 0; j < chunks; ++j)
-            if (j != k) c.insert(c.end(), parts[j].begin(), parts[j].end());
-          cands.push_back(std::move(c));
-        }
-    }
-    const std::size_t offset = first_round ? 1 : 0;
-    first_round = false;
-    const std::ptrdiff_t got = first_firing(cands, fired);
-    if (spent) break;
-    if (got < 0) {
-      if (chunks >= current.size()) {  // every single edit's removal tried: 1-minimal
-        r.minimal = true;
-        break;
-      }
-      n = std::min(2 * n, current.size());
-      continue;
-    }
-    const auto c = static_cast<std::size_t>(got);
-    current = cands[c];
-    r.input = std::move(fired);
-    r.edits = edits_of(current);
-    if (c < offset)
-      n = 2;  // the root fires: no edit needed
-    else if (c - offset < chunks)
-      n = 2;
-    else
-      n = std::max<std::size_t>(n - 1, 2);
-  }
-  if (current.empty()) r.minimal = true;
-  return r;
-}
 
 }  // namespace nnfuzz

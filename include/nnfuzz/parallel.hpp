@@ -81,10 +81,7 @@ ParallelFuzzResult run_parallel(const FuzzerT& prototype, const Seeds& seeds, in
     return result.workers[a.first].findings[a.second].execution < result.workers[b.first].findings[b.second].execution;
   });
   for (const auto& [w, i] : order) result.findings.push_back(result.workers[w].findings[i]);
-  if constexpr (FuzzerT::kStructured)
-    result.stats.seeds = static_cast<Index>(seeds.size());
-  else
-    result.stats.seeds = seeds.rows();
+  result.stats.seeds = FuzzerT::Space::count(seeds);
   result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.stats.executions_per_second =
       result.stats.seconds > 0 ? static_cast<double>(result.stats.executions) / result.stats.seconds : 0;

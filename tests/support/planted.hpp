@@ -128,4 +128,18 @@ inline nnfuzz::InputValue planted_value(std::vector<nnfuzz::TokenId> ids, std::v
   return v;
 }
 
+/// A fuzzer of PlantedTokenModel as the minimisation tests run it: uniform sampling, structured
+/// mutations of up to 4 edits (half of them on the floats), no coverage, PlantedTokensFire.
+inline auto planted_token_fuzzer(const nnfuzz::FuzzOptions& fo) {
+  nnfuzz::StructuredMutatorOptions mo;
+  mo.max_edits = 4;
+  mo.float_fraction = 0.5f;
+  return nnfuzz::make_fuzzer(PlantedTokenModel{}, nnfuzz::UniformSampler(), nnfuzz::StructuredMutator(mo),
+                             nnfuzz::NoCoverage(), PlantedTokensFire(), fo);
+}
+/// PlantedTokenModel's seed of the minimisation tests: 0 1 2 4 5 6, no 3 or 7; floats all 0.
+inline std::vector<nnfuzz::InputValue> planted_token_seeds() {
+  return {planted_value({0, 1, 2, 4, 5, 6}, {0, 0, 0, 0, 0, 0})};
+}
+
 }  // namespace nnfuzz_test

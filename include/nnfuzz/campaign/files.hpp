@@ -106,10 +106,29 @@ inline std::uint64_t corpus_file_bytes(std::uint64_t in_dim, std::uint64_t token
                                        std::uint64_t count, std::uint64_t header) {
   return header + count * (40 + 4 * (in_dim + token_cells + cov_dim)) + 4;
 }
-inline std::uint64_t layout_header_bytes(const InputLayout& layout) {
-  std::uint64_t n = 0;
-  for (const InputPart& p : layout.parts()) n += 16 + p.name.size();
-  return n;
+// The inputs' shape as corpus.bin stores it, checked as the loader would: the file format's one
+// distinction of input kind — a structured corpus' layout (part count, then per part kind,
+// width, vocab and name), or 0 parts and a dense corpus' width.
+inline std::vector<std::uint8_t> corpus_input_header(const char* fn, const std::string& path, const Corpus& c) {
+  std::vector<std::uint8_t> h;
+  if (c.structured()) {
+    check_layout(fn, path, c.layout());
+    check_corpus_shape(fn, path, 1, static_cast<std::uint64_t>(c.coverage_dim()), static_cast<std::uint64_t>(c.size()));
+    put_u32(h, static_cast<std::uint32_t>(c.layout().size()));
+    for (const InputPart& p : c.layout().parts()) {
+      put_u32(h, p.kind == InputPart::Kind::tokens ? 1u : 0u);
+      put_u32(h, static_cast<std::uint32_t>(p.width));
+      put_u32(h, static_cast<std::uint32_t>(p.vocab));
+      put_u32(h, static_cast<std::uint32_t>(p.name.size()));
+      h.insert(h.end(), p.name.begin(), p.name.end());
+    }
+  } else {
+    check_corpus_shape(fn, path, static_cast<std::uint64_t>(c.input_dim()),
+                       static_cast<std::uint64_t>(c.coverage_dim()), static_cast<std::uint64_t>(c.size()));
+    put_u32(h, 0);
+    put_u32(h, static_cast<std::uint32_t>(c.input_dim()));
+  }
+  return h;
 }
 
 }  // namespace detail
@@ -123,20 +142,12 @@ inline std::uint64_t layout_header_bytes(const InputLayout& layout) {
 /// file in DIR (campaign/sync.hpp writes its shared elements in this format too).
 inline void save_corpus(const std::string& dir, const Corpus& c, const std::string& name = "corpus.bin") {
   const std::string path = (std::filesystem::path(dir) / name).string();
-  if (c.structured()) {
-    detail::check_layout("save_corpus()", path, c.layout());
-    detail::check_corpus_shape("save_corpus()", path, 1, static_cast<std::uint64_t>(c.coverage_dim()),
-                               static_cast<std::uint64_t>(c.size()));
-  } else {
-    detail::check_corpus_shape("save_corpus()", path, static_cast<std::uint64_t>(c.input_dim()),
-                               static_cast<std::uint64_t>(c.coverage_dim()), static_cast<std::uint64_t>(c.size()));
-  }
+  const std::vector<std::uint8_t> input_header = detail::corpus_input_header("save_corpus()", path, c);
   const std::vector<std::uint8_t>& state = c.coverage_state();
   if (state.size() > detail::kMaxCoverageState)
     detail::fail("save_corpus(): corpus '", path, "' has a coverage state of ", state.size(), " bytes (at most ",
                  detail::kMaxCoverageState, ")");
-  const std::uint64_t header = 36 + (c.structured() ? detail::layout_header_bytes(c.layout()) : 4) + 4 +
-                               static_cast<std::uint64_t>(state.size());
+  const std::uint64_t header = 32 + input_header.size() + 4 + static_cast<std::uint64_t>(state.size());
   const std::uint64_t bytes = detail::corpus_file_bytes(
       static_cast<std::uint64_t>(c.input_dim()), static_cast<std::uint64_t>(c.token_cells()),
       static_cast<std::uint64_t>(c.coverage_dim()), static_cast<std::uint64_t>(c.size()), header);
@@ -148,12 +159,11 @@ inline void save_corpus(const std::string& dir, const Corpus& c, const std::stri
     if (e.parent >= i || e.parent < -1 || e.root < 0 || e.root >= c.size() || e.depth < 0)
       detail::fail("save_corpus(): corpus '", path, "' element ", i, " has inconsistent lineage (parent ", e.parent,
                    ", root ", e.root, ", depth ", e.depth, ")");
-    const float* in = c.structured() ? (c.input_dim() > 0 ? c.view(i).floats_data() : nullptr) : c.input(i).data();
+    const float* in = c.floats_data(i);
     if (in && !detail::all_finite(in, static_cast<std::size_t>(c.input_dim())))
       detail::fail("save_corpus(): corpus '", path, "' element ", i, " has a non-finite input value");
-    if (c.structured())
-      detail::check_token_cells("save_corpus()", path, static_cast<std::uint64_t>(i), c.layout(),
-                                c.view(i).tokens_data());
+    if (c.token_cells() > 0)
+      detail::check_token_cells("save_corpus()", path, static_cast<std::uint64_t>(i), c.layout(), c.tokens_data(i));
   }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -164,19 +174,7 @@ inline void save_corpus(const std::string& dir, const Corpus& c, const std::stri
   detail::put_u32(buf, static_cast<std::uint32_t>(c.coverage_dim()));
   detail::put_u64(buf, static_cast<std::uint64_t>(c.size()));
   detail::put_u64(buf, c.executions());
-  if (c.structured()) {
-    detail::put_u32(buf, static_cast<std::uint32_t>(c.layout().size()));
-    for (const InputPart& p : c.layout().parts()) {
-      detail::put_u32(buf, p.kind == InputPart::Kind::tokens ? 1u : 0u);
-      detail::put_u32(buf, static_cast<std::uint32_t>(p.width));
-      detail::put_u32(buf, static_cast<std::uint32_t>(p.vocab));
-      detail::put_u32(buf, static_cast<std::uint32_t>(p.name.size()));
-      buf.insert(buf.end(), p.name.begin(), p.name.end());
-    }
-  } else {
-    detail::put_u32(buf, 0);
-    detail::put_u32(buf, static_cast<std::uint32_t>(c.input_dim()));
-  }
+  buf.insert(buf.end(), input_header.begin(), input_header.end());
   detail::put_u32(buf, static_cast<std::uint32_t>(state.size()));
   buf.insert(buf.end(), state.begin(), state.end());
   for (Index i = 0; i < c.size(); ++i) {
@@ -186,16 +184,11 @@ inline void save_corpus(const std::string& dir, const Corpus& c, const std::stri
     detail::put_u64(buf, static_cast<std::uint64_t>(e.depth));
     detail::put_u64(buf, e.execution);
     detail::put_u64(buf, e.times_picked);
-    if (c.structured()) {
-      const InputView v = c.view(i);
-      if (c.input_dim() > 0) detail::put_floats(buf, v.floats_data(), c.input_dim());
-      if (c.token_cells() > 0) {
-        const std::size_t at = buf.size();
-        buf.resize(at + 4 * static_cast<std::size_t>(c.token_cells()));
-        std::memcpy(buf.data() + at, v.tokens_data(), 4 * static_cast<std::size_t>(c.token_cells()));
-      }
-    } else {
-      detail::put_floats(buf, c.input(i).data(), c.input_dim());
+    if (c.input_dim() > 0) detail::put_floats(buf, c.floats_data(i), c.input_dim());
+    if (c.token_cells() > 0) {
+      const std::size_t at = buf.size();
+      buf.resize(at + 4 * static_cast<std::size_t>(c.token_cells()));
+      std::memcpy(buf.data() + at, c.tokens_data(i), 4 * static_cast<std::size_t>(c.token_cells()));
     }
     detail::put_floats(buf, c.coverage(i).data(), c.coverage_dim());
     if (buf.size() >= (1u << 16)) {

@@ -290,20 +290,12 @@ class SyncDirectory {
   void export_new(const Corpus& c, const FuzzStats& st) {
     if (export_from_ < 0) export_from_ = c.size();
     Corpus chunk;
-    if (c.structured())
-      chunk.reset(c.layout(), c.coverage_dim());
-    else
-      chunk.reset(c.input_dim(), c.coverage_dim());
+    chunk.reset_like(c);
     for (Index i = export_from_; i < c.size(); ++i) {
       const CorpusEntry& e = c.entry(i);
       if (e.parent < 0) continue;  // seeds and imports: not this worker's finds
       const Index root = chunk.size();
-      if (c.structured()) {
-        const InputView v = c.view(i);
-        chunk.add_cells(v.floats_data(), v.tokens_data(), c.coverage(i).data(), -1, root, 0, e.execution);
-      } else {
-        chunk.add(c.input(i).data(), c.coverage(i).data(), -1, root, 0, e.execution);
-      }
+      chunk.add_from(c, i, -1, root, 0, e.execution);
     }
     export_from_ = c.size();
     if (chunk.empty()) return;
@@ -359,9 +351,7 @@ class SyncDirectory {
       try {
         if (ec) detail::fail("SyncDirectory: cannot read queue file '", path, "': ", ec.message());
         const Corpus chunk = load_corpus(q, file);
-        if (chunk.structured() != incoming.structured() || chunk.input_dim() != incoming.input_dim() ||
-            chunk.coverage_dim() != incoming.coverage_dim() ||
-            (chunk.structured() && chunk.layout() != incoming.layout()))
+        if (!chunk.same_shape(incoming))
           detail::fail("SyncDirectory: file '", path, "' holds inputs of ", detail::shape_of(chunk),
                        ", this worker's corpus ", detail::shape_of(incoming),
                        ": every worker of a campaign must fuzz the same model");

@@ -114,17 +114,11 @@ inline double unix_now() {
 inline void append_elements(const Corpus& from, Corpus& to) {
   for (Index k = 0; k < from.size(); ++k) {
     const Index root = to.size();
-    if (from.structured()) {
-      const InputView v = from.view(k);
-      to.add_cells(v.floats_data(), v.tokens_data(), from.coverage(k).data(), -1, root, 0, from.entry(k).execution);
-    } else {
-      to.add(from.input(k).data(), from.coverage(k).data(), -1, root, 0, from.entry(k).execution);
-    }
+    to.add_from(from, k, -1, root, 0, from.entry(k).execution);
   }
 }
 inline std::string shape_of(const Corpus& c) {
-  return (c.structured() ? c.layout().describe() : message(c.input_dim(), " floats")) +
-         message(" with coverage vectors of ", c.coverage_dim());
+  return c.describe_inputs() + message(" with coverage vectors of ", c.coverage_dim());
 }
 
 // "000000000042.bin" -> 42 (exactly the names sync_queue_name() makes).

@@ -207,14 +207,22 @@ inline std::string describe_metrics(const RegressionMetrics& m) {
                  ", KL p50/p99/max ", m.kl_p50, "/", m.kl_p99, "/", m.kl_max, ", SQNR ", m.sqnr_db, " dB",
                  m.non_finite_rows ? message(", ", m.non_finite_rows, " rows with a non-finite logit") : std::string());
 }
-/// For a pair of versions: the lines a failure message gets about one input (its metrics, and
-/// where the versions part when they name their tensors); sets `first`. Empty for other models.
+/// A model whose outputs are a pair of versions on dense rows (VersionPair, PairTarget): the
+/// metric gate and the localisation measure rows, so they exist for these models only (the one
+/// test of the input kind after the loop: a pair of structured models has nothing to measure).
 template <typename Model>
-std::string pair_lines(Model& model, const RowVector& input, const TensorTolerances& tol, std::string& first) {
+struct is_dense_pair : std::integral_constant<bool, !has_input_layout<Model>::value &&
+                                                        has_reference_candidate<typename Model::Output>::value> {};
+
+/// For a pair of versions: the lines a failure message gets about a finding's input (its
+/// metrics, and where the versions part when they name their tensors); sets `first`. Empty for
+/// other models.
+template <typename Model>
+std::string pair_lines(Model& model, const Finding& f, const TensorTolerances& tol, std::string& first) {
   using Out = typename Model::Output;
   std::string s;
-  if constexpr (has_reference_candidate<Out>::value) {
-    const RowMatrix row = input;
+  if constexpr (is_dense_pair<Model>::value) {
+    const RowMatrix row = f.input;
     s += "  metrics on this input: " + describe_metrics(measure_pair(model, row)) + "\n";
     if constexpr (can_localize<Out>()) {
       const Localization l = localize_rows(model, row, tol).front();
@@ -224,10 +232,202 @@ std::string pair_lines(Model& model, const RowVector& input, const TensorToleran
   }
   return s;
 }
+/// A finding's input as text (its values; per part for a structured input), for a message that
+/// must carry an input no file holds.
+inline std::string input_text(const Finding& x) {
+  std::ostringstream t;
+  t.precision(9);
+  for (Index c = 0; c < x.input.cols(); ++c) t << (c ? " " : "") << x.input(c);
+  for (std::size_t p = 0; p < x.value.tokens.size(); ++p) {
+    t << (p ? "; " : "") << "part " << p << ":";
+    if (!x.value.tokens[p].empty())
+      for (TokenId id : x.value.tokens[p]) t << " " << id;
+    else
+      for (float v : x.value.floats[p]) t << " " << v;
+  }
+  return t.str();
+}
+/// What minimisation did, in one line (the overload for the model's input kind).
+template <typename Model>
+std::string describe_minimised_for(const Model&, const MinimizeResult& r, const Finding& f) {
+  return describe_minimised(r, f);
+}
+template <typename Model>
+std::string describe_minimised_for(const Model& m, const EditMinimizeResult& r, const Finding& f) {
+  return describe_minimised(r, f, m.input_layout());
+}
+/// Keeps a minimiser's result in the report's member for it.
+inline void keep_minimised(FuzzTestReport& report, const MinimizeResult& r) { report.minimised = r.input; }
+inline void keep_minimised(FuzzTestReport& report, const EditMinimizeResult& r) { report.minimised_edits = r; }
+/// The seed a finding grew from, when `seeds` holds it.
+inline bool has_root(const RowMatrix& seeds, const Finding& f) { return f.root >= 0 && f.root < seeds.rows(); }
+inline bool has_root(const std::vector<InputValue>& seeds, const Finding& f) {
+  return f.root >= 0 && static_cast<std::size_t>(f.root) < seeds.size();
+}
+inline Eigen::Ref<const RowVector> root_of(const RowMatrix& seeds, const Finding& f) { return seeds.row(f.root); }
+inline const InputValue& root_of(const std::vector<InputValue>& seeds, const Finding& f) {
+  return seeds[static_cast<std::size_t>(f.root)];
+}
 /// A finding's lineage, for messages.
 inline std::string lineage(const Finding& f) {
   return message("seed #", f.root, ", ", f.depth, " mutation", f.depth == 1 ? "" : "s", " deep, execution ",
                  f.execution);
+}
+}  // namespace detail
+
+namespace detail {
+/// fuzz_test(), part 1: replays the saved findings in `dir`; true (and `report` filled) when
+/// one fires again.
+template <typename FuzzerT>
+bool replay_regressions(FuzzerT& fuzzer, const std::string& dir, const FuzzTestOptions& options,
+                        FuzzTestReport& report) {
+  namespace fs = std::filesystem;
+  FuzzTestOptions unnamed = options;
+  unnamed.name.clear();
+  const std::string root = resolve_regression_dir(unnamed);
+  std::error_code ec;
+  if (!fs::is_directory(root, ec))
+    fail("fuzz_test(): option 'regression_dir' '", options.regression_dir, "' (", root,
+         ") is not a directory (create it: it keeps the findings of earlier runs)");
+  for (const SavedFinding& s : load_findings(dir)) {
+    ++report.regression_inputs;
+    bool fired = false;
+    try {
+      fired = fuzzer.replay(FuzzerT::Space::finding_input(s.finding));
+    } catch (const std::invalid_argument& e) {
+      fail("fuzz_test(): regression input '", s.path, "' does not fit this model: ", e.what(),
+           options.name.empty() ? " (tests that share a regression_dir need FuzzTestOptions::name, which keeps "
+                                  "each test's findings in a directory of its own)"
+                                : "");
+    }
+    if (!fired) continue;
+    report.passed = false;
+    report.from_regression = true;
+    report.finding = s.finding;
+    const std::string where = pair_lines(fuzzer.model(), s.finding, options.tolerances, report.first_diverging_tensor);
+    report.message =
+        message("nnfuzz: a saved regression input fires again: '", s.path, "'\n  first found: ", s.finding.what, "\n",
+                where, "  replay: nnfuzz::load_finding(\"", s.path, "\") and fuzzer.replay(...) (no fuzzing was done)");
+    return true;
+  }
+  return false;
+}
+
+/// fuzz_test(), part 2: the metric gate over options.gate_rows (or the seeds); true (and
+/// `report` filled) when it fails.
+template <typename FuzzerT, typename Seeds>
+bool gate_fails(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOptions& options, FuzzTestReport& report) {
+  options.gate.validate();
+  using Model = std::decay_t<decltype(fuzzer.model())>;
+  if constexpr (is_dense_pair<Model>::value) {
+    const RowMatrix& seed_rows = seeds;
+    const RowMatrix& rows = options.gate_rows.size() > 0 ? options.gate_rows : seed_rows;
+    report.metrics = measure_pair(fuzzer.model(), rows, options.batch_size > 0 ? options.batch_size : Index{256});
+    const std::string broken = options.gate.violations(report.metrics);
+    if (broken.empty()) return false;
+    report.passed = false;
+    report.gate_failed = true;
+    report.message = message("nnfuzz: the metric gate failed over ", report.metrics.rows, " ",
+                             options.gate_rows.size() > 0 ? "gate rows" : "seeds", ": ", broken,
+                             "\n  metrics: ", describe_metrics(report.metrics), "\n  (no fuzzing was done)");
+    return true;
+  } else {
+    fail(
+        "fuzz_test(): option 'gate' needs a pair of versions on dense inputs: a model whose Output has RowMatrix "
+        "members `reference` and `candidate` (VersionPair, PairTarget)");
+  }
+}
+
+/// fuzz_test(), part 3: saves findings in regression_dir; when a finding cannot be saved there
+/// (a read-only file system, no space), in a fallback directory, and the message says why: a
+/// finding that fired is never lost behind an I/O error (unsaved() then asks for its values in
+/// the message).
+class FindingFiles {
+ public:
+  FindingFiles(std::string dir, std::uint64_t seed, FuzzTestReport& report, std::ostringstream& m)
+      : dir_(std::move(dir)), seed_(seed), report_(report), m_(m) {}
+  void save(const Finding& x, const char* label, const char* note) {
+    namespace fs = std::filesystem;
+    try {
+      report_.files.push_back(save_finding(dir_, x, seed_));
+      m_ << "  " << label << ": " << report_.files.back() << note << "\n";
+      return;
+    } catch (const std::exception& e) {
+      m_ << "  cannot be saved in '" << dir_ << "' (" << label << "): " << e.what() << "\n";
+    }
+    unsaved_ = true;
+    std::error_code ec;
+    const fs::path tmp = fs::temp_directory_path(ec);
+    if (ec) return;
+    const fs::path fallback = tmp / ("nnfuzz-unsaved-findings-" + std::to_string(static_cast<long>(::getuid())));
+    try {
+      report_.files.push_back(save_finding(fallback.string(), x, seed_));
+      m_ << "  " << label << " instead: " << report_.files.back()
+         << " (copy it into regression_dir's findings/ to replay it first)\n";
+    } catch (const std::exception& e) {
+      m_ << "  nor in '" << fallback.string() << "': " << e.what() << "\n";
+    }
+  }
+  bool unsaved() const { return unsaved_; }
+
+ private:
+  std::string dir_;
+  std::uint64_t seed_;
+  FuzzTestReport& report_;
+  std::ostringstream& m_;
+  bool unsaved_ = false;
+};
+
+/// fuzz_test(), part 4: the campaign, with the test's seed and budget and max_findings 1 (the
+/// fuzzer's own options come back however this returns: the test's settings must not leak into
+/// the caller's later runs).
+template <typename FuzzerT, typename Seeds>
+FuzzResult run_campaign(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOptions& options, std::uint64_t seed,
+                        double factor, FuzzOptions& used) {
+  struct Restore {
+    FuzzerT& f;
+    FuzzOptions saved;
+    ~Restore() { f.set_options(saved); }
+  } restore{fuzzer, fuzzer.options()};
+  used = fuzzer.options();
+  used.seed = seed;
+  used.max_executions = budget_executions(options.max_executions, factor);
+  used.max_iterations = 0;
+  used.max_seconds = 0;
+  used.max_findings = 1;
+  if (options.batch_size > 0) used.batch_size = options.batch_size;
+  fuzzer.set_options(used);
+  return fuzzer.run(seeds);
+}
+
+/// fuzz_test(), part 5: the message of a new finding `f` — what fired, the lineage, a pair's
+/// metrics, the files, the minimised form (the model's input kind's minimiser), how to replay.
+template <typename FuzzerT, typename Seeds>
+void report_finding(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOptions& options, const std::string& dir,
+                    const FuzzResult& r, const FuzzOptions& used, FuzzTestReport& report) {
+  const Finding& f = r.findings.front();
+  report.passed = false;
+  report.finding = f;
+  std::ostringstream m;
+  m << "nnfuzz: the objective fired: " << f.what << "\n  after " << r.stats.executions << " executions (seed "
+    << report.seed << ", budget " << used.max_executions << "), from " << lineage(f) << "\n";
+  m << pair_lines(fuzzer.model(), f, options.tolerances, report.first_diverging_tensor);
+  FindingFiles files(dir, report.seed, report, m);
+  if (!dir.empty()) files.save(f, "saved", " (replayed first by every later run)");
+  if (options.minimize && has_root(seeds, f)) {
+    MinimizeOptions mo;
+    mo.confirm_batch_size = used.batch_size;
+    mo.max_executions = std::max<Index>(mo.max_executions, 4 * used.batch_size);  // room for confirmations
+    auto objective = fuzzer.objective();  // a copy: the fuzzer's objective keeps its state
+    const auto mr = minimize_finding(fuzzer.model(), objective, root_of(seeds, f), f, mo);
+    keep_minimised(report, mr);
+    m << "  minimised: " << describe_minimised_for(fuzzer.model(), mr, f) << "\n";
+    if (!dir.empty()) files.save(minimised_finding(f, mr), "minimised input", "");
+  }
+  if (files.unsaved()) m << "  input: " << input_text(f) << "\n";
+  m << "  replay: fuzzer.replay(nnfuzz::load_finding(\"" << (report.files.empty() ? "<file>" : report.files.front())
+    << "\").finding." << FuzzerT::Space::kFindingMember << "), or rerun with NNFUZZ_SEED=" << report.seed;
+  report.message = m.str();
 }
 }  // namespace detail
 
@@ -250,7 +450,6 @@ inline std::string lineage(const Finding& f) {
 /// does not fit in 64 bits or rounds to 0.
 template <typename FuzzerT, typename Seeds>
 FuzzTestReport fuzz_test(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOptions& options = {}) {
-  namespace fs = std::filesystem;
   FuzzTestReport report;
   report.seed = detail::env_seed(options.seed);
   const double factor = detail::env_budget();
@@ -258,188 +457,12 @@ FuzzTestReport fuzz_test(FuzzerT& fuzzer, const Seeds& seeds, const FuzzTestOpti
   if (options.batch_size < 0) detail::fail("fuzz_test(): option 'batch_size' must be >= 0, got ", options.batch_size);
   const std::string dir = resolve_regression_dir(options);
   report.regression_dir = dir;
-  if (!dir.empty()) {
-    FuzzTestOptions unnamed = options;
-    unnamed.name.clear();
-    const std::string root = resolve_regression_dir(unnamed);
-    std::error_code ec;
-    if (!fs::is_directory(root, ec))
-      detail::fail("fuzz_test(): option 'regression_dir' '", options.regression_dir, "' (", root,
-                   ") is not a directory (create it: it keeps the findings of earlier runs)");
-    for (const SavedFinding& s : load_findings(dir)) {
-      ++report.regression_inputs;
-      bool fired = false;
-      try {
-        if constexpr (FuzzerT::kStructured)
-          fired = fuzzer.replay(s.finding.value);
-        else
-          fired = fuzzer.replay(s.finding.input);
-      } catch (const std::invalid_argument& e) {
-        detail::fail("fuzz_test(): regression input '", s.path, "' does not fit this model: ", e.what(),
-                     options.name.empty() ? " (tests that share a regression_dir need FuzzTestOptions::name, which "
-                                            "keeps each test's findings in a directory of its own)"
-                                          : "");
-      }
-      if (fired) {
-        report.passed = false;
-        report.from_regression = true;
-        report.finding = s.finding;
-        std::string where;
-        if constexpr (!FuzzerT::kStructured) {
-          auto model = fuzzer.model();
-          where = detail::pair_lines(model, s.finding.input, options.tolerances, report.first_diverging_tensor);
-        }
-        report.message = detail::message(
-            "nnfuzz: a saved regression input fires again: '", s.path, "'\n  first found: ", s.finding.what, "\n",
-            where, "  replay: nnfuzz::load_finding(\"", s.path, "\") and fuzzer.replay(...) (no fuzzing was done)");
-        return report;
-      }
-    }
-  }
-  if (options.gate.active()) {
-    options.gate.validate();
-    using Out = typename std::decay_t<decltype(fuzzer.model())>::Output;
-    if constexpr (!FuzzerT::kStructured && detail::has_reference_candidate<Out>::value) {
-      const RowMatrix& seed_rows = seeds;
-      const RowMatrix& rows = options.gate_rows.size() > 0 ? options.gate_rows : seed_rows;
-      auto model = fuzzer.model();
-      report.metrics = measure_pair(model, rows, options.batch_size > 0 ? options.batch_size : Index{256});
-      const std::string broken = options.gate.violations(report.metrics);
-      if (!broken.empty()) {
-        report.passed = false;
-        report.gate_failed = true;
-        report.message =
-            detail::message("nnfuzz: the metric gate failed over ", report.metrics.rows, " ",
-                            options.gate_rows.size() > 0 ? "gate rows" : "seeds", ": ", broken,
-                            "\n  metrics: ", detail::describe_metrics(report.metrics), "\n  (no fuzzing was done)");
-        return report;
-      }
-    } else {
-      detail::fail(
-          "fuzz_test(): option 'gate' needs a pair of versions on dense inputs: a model whose Output has RowMatrix "
-          "members `reference` and `candidate` (VersionPair, PairTarget)");
-    }
-  }
-  // The fuzzer's own options come back however this returns (a finding, an exception): the
-  // test's campaign settings must not leak into the caller's later runs.
-  struct Restore {
-    FuzzerT& f;
-    FuzzOptions saved;
-    ~Restore() { f.set_options(saved); }
-  } restore{fuzzer, fuzzer.options()};
-  FuzzOptions fo = fuzzer.options();
-  fo.seed = report.seed;
-  fo.max_executions = detail::budget_executions(options.max_executions, factor);
-  fo.max_iterations = 0;
-  fo.max_seconds = 0;
-  fo.max_findings = 1;
-  if (options.batch_size > 0) fo.batch_size = options.batch_size;
-  fuzzer.set_options(fo);
-  const FuzzResult r = fuzzer.run(seeds);
+  if (!dir.empty() && detail::replay_regressions(fuzzer, dir, options, report)) return report;
+  if (options.gate.active() && detail::gate_fails(fuzzer, seeds, options, report)) return report;
+  FuzzOptions used;
+  const FuzzResult r = detail::run_campaign(fuzzer, seeds, options, report.seed, factor, used);
   report.executions = r.stats.executions;
-  if (!r.found()) return report;
-  const Finding& f = r.findings.front();
-  report.passed = false;
-  report.finding = f;
-  std::ostringstream m;
-  m << "nnfuzz: the objective fired: " << f.what << "\n  after " << r.stats.executions << " executions (seed "
-    << report.seed << ", budget " << fo.max_executions << "), from " << detail::lineage(f) << "\n";
-  if constexpr (!FuzzerT::kStructured) {
-    auto model = fuzzer.model();
-    m << detail::pair_lines(model, f.input, options.tolerances, report.first_diverging_tensor);
-  }
-  // Saves a finding in regression_dir; if it cannot be (a read-only file system, no space), in
-  // a fallback directory, and the message says why and gives the input itself: a finding that
-  // fired is never lost behind an I/O error.
-  bool unsaved = false;
-  auto save = [&](const Finding& x, const char* label, const char* note) {
-    try {
-      report.files.push_back(save_finding(dir, x, report.seed));
-      m << "  " << label << ": " << report.files.back() << note << "\n";
-      return;
-    } catch (const std::exception& e) {
-      m << "  cannot be saved in '" << dir << "' (" << label << "): " << e.what() << "\n";
-    }
-    unsaved = true;
-    std::error_code ec;
-    const fs::path tmp = fs::temp_directory_path(ec);
-    if (!ec) {
-      const fs::path fallback = tmp / ("nnfuzz-unsaved-findings-" + std::to_string(static_cast<long>(::getuid())));
-      try {
-        report.files.push_back(save_finding(fallback.string(), x, report.seed));
-        m << "  " << label << " instead: " << report.files.back()
-          << " (copy it into regression_dir's findings/ to replay it first)\n";
-        return;
-      } catch (const std::exception& e) {
-        m << "  nor in '" << fallback.string() << "': " << e.what() << "\n";
-      }
-    }
-  };
-  auto input_text = [](const Finding& x) {
-    std::ostringstream t;
-    t.precision(9);
-    if constexpr (FuzzerT::kStructured) {
-      for (std::size_t p = 0; p < x.value.tokens.size(); ++p) {
-        t << (p ? "; " : "") << "part " << p << ":";
-        if (!x.value.tokens[p].empty())
-          for (TokenId id : x.value.tokens[p]) t << " " << id;
-        else
-          for (float v : x.value.floats[p]) t << " " << v;
-      }
-    } else {
-      for (Index c = 0; c < x.input.cols(); ++c) t << (c ? " " : "") << x.input(c);
-    }
-    return t.str();
-  };
-  if (!dir.empty()) save(f, "saved", " (replayed first by every later run)");
-  if constexpr (!FuzzerT::kStructured) {
-    if (options.minimize) {
-      MinimizeOptions mo;
-      mo.confirm_batch_size = fo.batch_size;
-      mo.max_executions = std::max<Index>(mo.max_executions, 4 * fo.batch_size);  // room for confirmations
-      const RowMatrix& seed_rows = seeds;
-      auto model = fuzzer.model();
-      auto objective = fuzzer.objective();
-      const MinimizeResult mr = minimize(model, objective, seed_rows.row(f.root), f.input, mo);
-      report.minimised = mr.input;
-      m << "  minimised: L0 " << mr.before.l0 << " -> " << mr.after.l0 << ", L2 " << mr.before.l2 << " -> "
-        << mr.after.l2 << ", Linf " << mr.before.linf << " -> " << mr.after.linf << "\n";
-      if (!dir.empty()) {
-        Finding small = f;
-        small.input = mr.input;
-        small.what = "minimised: " + f.what;
-        save(small, "minimised input", "");
-      }
-    }
-  }
-  if constexpr (FuzzerT::kStructured) {
-    if (options.minimize && f.root >= 0 && static_cast<std::size_t>(f.root) < seeds.size()) {
-      EditMinimizeOptions mo;
-      mo.confirm_batch_size = fo.batch_size;
-      mo.max_executions = std::max<Index>(mo.max_executions, 4 * fo.batch_size);  // room for confirmations
-      auto model = fuzzer.model();
-      auto objective = fuzzer.objective();
-      const InputValue& root = seeds[static_cast<std::size_t>(f.root)];
-      report.minimised_edits = minimize_edits(model, objective, root, f.value, mo);
-      const EditMinimizeResult& mr = report.minimised_edits;
-      const InputLayout layout = model.input_layout();
-      m << "  minimised: " << mr.edits_before << " edit" << (mr.edits_before == 1 ? "" : "s") << " from seed #"
-        << f.root << " -> " << mr.edits.size() << (mr.minimal ? "" : " (budget spent before ddmin ended)");
-      for (std::size_t i = 0; i < mr.edits.size() && i < 8; ++i) m << (i ? "; " : ": ") << mr.edits[i].describe(layout);
-      if (mr.edits.size() > 8) m << "; ...";
-      m << "\n";
-      if (!dir.empty()) {
-        Finding small = f;
-        small.value = mr.input;
-        small.what = "minimised: " + f.what;
-        save(small, "minimised input", "");
-      }
-    }
-  }
-  if (unsaved) m << "  input: " << input_text(f) << "\n";
-  m << "  replay: fuzzer.replay(nnfuzz::load_finding(\"" << (report.files.empty() ? "<file>" : report.files.front())
-    << "\").finding." << (FuzzerT::kStructured ? "value" : "input") << "), or rerun with NNFUZZ_SEED=" << report.seed;
-  report.message = m.str();
+  if (r.found()) detail::report_finding(fuzzer, seeds, options, dir, r, used, report);
   return report;
 }
 

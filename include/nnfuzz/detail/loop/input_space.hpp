@@ -29,6 +29,7 @@ class InputSpace<Model, DenseInputs> {
   using Value = Eigen::Ref<const RowVector>;           ///< what replay() takes
   using ObjectiveBatch = Eigen::Ref<const RowMatrix>;  ///< what the objective's check() sees
   static constexpr const char* kSeedsHint = "a matrix, one row per input";
+  static constexpr const char* kFindingMember = "input";  ///< the Finding member that holds the input
 
   /// A reusable batch buffer.
   class Buffer {
@@ -117,6 +118,7 @@ class InputSpace<Model, StructuredInputs> {
   using Value = InputValue;
   using ObjectiveBatch = InputBatch;
   static constexpr const char* kSeedsHint = "a std::vector<nnfuzz::InputValue>";
+  static constexpr const char* kFindingMember = "value";  ///< the Finding member that holds the input
 
   /// A reusable batch buffer.
   class Buffer {
