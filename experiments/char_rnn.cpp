@@ -603,250 +603,293 @@ std::vector<RunResult> run_all(int runs, int threads, F one) {
   return out;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"TensorFuzz's character-level language model experiment: blacklisted and repeated words"};
-  app.require_subcommand(1);
+/// The command line: the shared options, then `fuzz`'s.
+struct Args {
   std::string text_dir = nnfuzz::default_fortunes_dir(), models_dir = "out/models", model_path,
               out_dir = "out/char_rnn";
   Recipe recipe;
   GenSettings gen;
-  app.add_option("--text", text_dir, "directory of fortune files (Debian's fortunes)")->capture_default_str();
-  ex::flag::models(app, models_dir, "trained char-RNNs");
-  app.add_option("--model", model_path, "a weights file to load instead of the cached recipe");
-  app.add_option("--hidden", recipe.hidden, "GRU width")->check(CLI::Range(1, 4096))->capture_default_str();
-  app.add_option("--embed", recipe.embed, "embedding width")->check(CLI::Range(1, 4096))->capture_default_str();
-  app.add_option("--train-steps", recipe.steps, "training steps")  // the count itself, not an override
-      ->transform(ex::integer_count<std::decay_t<decltype(recipe.steps)>>())
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--dropout", recipe.dropout, "dropout before the output layer")
-      ->check(CLI::Range(0.0, 0.95))
-      ->capture_default_str();
-  app.add_option("--train-seed", recipe.seed, "initialisation and batch seed")->capture_default_str();
   int threads = 2;
-  app.add_option("--jobs", threads, "training threads, and fuzz runs at once")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
-  app.add_option("--prompt-chars", gen.prompt_chars, "characters of each held-out fortune used as a prompt")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  app.add_option("--n-chars", gen.n_chars, "characters generated per prompt")
-      ->check(CLI::Range(1, 10000))
-      ->capture_default_str();
-  app.add_option("--screen-chars", gen.screen_chars,
-                 "blacklist rule: characters sampled from the held-out prompts (the rule's 16 M; less for a demo)")
-      ->transform(ex::integer_count<std::decay_t<decltype(gen.screen_chars)>>())
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--temperature", gen.temperature, "sampling temperature (0: greedy, no noise input)")
-      ->check(CLI::Range(0.0, 100.0))
-      ->capture_default_str();
-
-  CLI::App* train = app.add_subcommand("train", "train the model (or load it), print held-out bits/char and samples");
-  CLI::App* blk = app.add_subcommand("blacklist", "apply the blacklist rule and print the list");
-  CLI::App* fuzz = app.add_subcommand("fuzz", "CGF vs random search on the blacklist or repeated-word objective");
   std::string blacklist_file, prompts_file, objective = "blacklist", modes = "random,fitness,tensorfuzz,default";
   Experiment e;
   int runs = 10;
   std::uint64_t master_seed = 1;
   Index n_prompts = 100;
-  fuzz->add_option("--objective", objective, "blacklist or repeat")
-      ->check(CLI::IsMember({"blacklist", "repeat"}))
+  ex::SyncFlags sync_flags;
+  bool rare = false;
+};
+
+/// The options every subcommand reads (text, model, generation).
+void add_shared_options(CLI::App& app, Args& a) {
+  app.add_option("--text", a.text_dir, "directory of fortune files (Debian's fortunes)")->capture_default_str();
+  ex::flag::models(app, a.models_dir, "trained char-RNNs");
+  app.add_option("--model", a.model_path, "a weights file to load instead of the cached recipe");
+  app.add_option("--hidden", a.recipe.hidden, "GRU width")->check(CLI::Range(1, 4096))->capture_default_str();
+  app.add_option("--embed", a.recipe.embed, "embedding width")->check(CLI::Range(1, 4096))->capture_default_str();
+  app.add_option("--train-steps", a.recipe.steps, "training steps")  // the count itself, not an override
+      ->transform(ex::integer_count<std::decay_t<decltype(a.recipe.steps)>>())
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  fuzz->add_option("--blacklist", blacklist_file, "file of blacklisted words, one a line (default: the rule's list)");
-  fuzz->add_option("--prompts", prompts_file, "file of seed prompts, one a line (default: held-out fortunes)");
-  fuzz->add_option("--n-prompts", n_prompts, "held-out prompts used as seeds (without --prompts)")
-      ->check(CLI::Range(1, 100000))
+  app.add_option("--dropout", a.recipe.dropout, "dropout before the output layer")
+      ->check(CLI::Range(0.0, 0.95))
       ->capture_default_str();
-  fuzz->add_option("--times", e.times, "repeated-word objective: times in a row")
-      ->check(CLI::Range(2, 1000))
+  app.add_option("--train-seed", a.recipe.seed, "initialisation and batch seed")->capture_default_str();
+  app.add_option("--jobs", a.threads, "training threads, and fuzz runs at once")
+      ->check(CLI::Range(1, 256))
       ->capture_default_str();
-  ex::flag::runs(*fuzz, runs, "per mode");
-  fuzz->add_option(
-          "--modes", modes,
-          "comma-separated rows: the four baselines random, fitness, tensorfuzz (= cgf), default (= combination); "
-          "or aim, projection, fitness-aim, fitness-cgf")
-      ->capture_default_str();
-  ex::flag::seed(*fuzz, master_seed, "run i uses a seed mixed from it and i");
-  fuzz->add_option("--executions", e.max_executions, "execution budget (per run; 0: none, then --max-seconds)")
-      ->transform(ex::integer_count<std::decay_t<decltype(e.max_executions)>>())
-      ->capture_default_str();
-  fuzz->add_option("--max-seconds", e.max_seconds, "seconds per run (0: none; not reproducible)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  ex::flag::batch(*fuzz, e.batch);
-  fuzz->add_option("--max-edits", e.max_edits, "character edits per mutant (1..N)")
+  app.add_option("--prompt-chars", a.gen.prompt_chars, "characters of each held-out fortune used as a prompt")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  fuzz->add_option("--max-distance", e.max_distance, "edit-distance bound to the seed prompt (0: none)")
+  app.add_option("--n-chars", a.gen.n_chars, "characters generated per prompt")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  app.add_option("--screen-chars", a.gen.screen_chars,
+                 "blacklist rule: characters sampled from the held-out prompts (the rule's 16 M; less for a demo)")
+      ->transform(ex::integer_count<std::decay_t<decltype(a.gen.screen_chars)>>())
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--temperature", a.gen.temperature, "sampling temperature (0: greedy, no noise input)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+}
+
+/// `fuzz`'s options: the objective, the seeds, the rows and the search's settings.
+void add_fuzz_options(CLI::App& fuzz, Args& a) {
+  Experiment& e = a.e;
+  fuzz.add_option("--objective", a.objective, "blacklist or repeat")
+      ->check(CLI::IsMember({"blacklist", "repeat"}))
+      ->capture_default_str();
+  fuzz.add_option("--blacklist", a.blacklist_file, "file of blacklisted words, one a line (default: the rule's list)");
+  fuzz.add_option("--prompts", a.prompts_file, "file of seed prompts, one a line (default: held-out fortunes)");
+  fuzz.add_option("--n-prompts", a.n_prompts, "held-out prompts used as seeds (without --prompts)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  fuzz.add_option("--times", e.times, "repeated-word objective: times in a row")
+      ->check(CLI::Range(2, 1000))
+      ->capture_default_str();
+  ex::flag::runs(fuzz, a.runs, "per mode");
+  fuzz.add_option("--modes", a.modes,
+                  "comma-separated rows: the four baselines random, fitness, tensorfuzz (= cgf), default (= "
+                  "combination); or aim, projection, fitness-aim, fitness-cgf")
+      ->capture_default_str();
+  ex::flag::seed(fuzz, a.master_seed, "run i uses a seed mixed from it and i");
+  fuzz.add_option("--executions", e.max_executions, "execution budget (per run; 0: none, then --max-seconds)")
+      ->transform(ex::integer_count<std::decay_t<decltype(e.max_executions)>>())
+      ->capture_default_str();
+  fuzz.add_option("--max-seconds", e.max_seconds, "seconds per run (0: none; not reproducible)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  ex::flag::batch(fuzz, e.batch);
+  fuzz.add_option("--max-edits", e.max_edits, "character edits per mutant (1..N)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  fuzz.add_option("--max-distance", e.max_distance, "edit-distance bound to the seed prompt (0: none)")
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();
-  fuzz->add_option("--noise-fraction", e.noise_fraction, "fraction of the noise resampled per mutant")
+  fuzz.add_option("--noise-fraction", e.noise_fraction, "fraction of the noise resampled per mutant")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  ex::flag::target_rate(*fuzz, e.target_rate);
-  fuzz->add_option("--max-rate", e.max_rate,
-                   "CGF: grow the radius when more than this share of a window of mutants is new (0: off)")
+  ex::flag::target_rate(fuzz, e.target_rate);
+  fuzz.add_option("--max-rate", e.max_rate,
+                  "CGF: grow the radius when more than this share of a window of mutants is new (0: off)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  fuzz->add_option("--project-dims", e.project_dims,
-                   "modes projection, combination: coverage on a seeded projection of the mean state to this many dims")
+  fuzz.add_option("--project-dims", e.project_dims,
+                  "modes projection, combination: coverage on a seeded projection of the mean state to this many dims")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
-  fuzz->add_option("--tail", e.tail, "aimed modes: prompt edits in the last N characters (half of the mutants)")
+  fuzz.add_option("--tail", e.tail, "aimed modes: prompt edits in the last N characters (half of the mutants)")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
-  fuzz->add_option("--minimize", e.minimize,
-                   "minimise the example findings of this many words per mode (ddmin over prompt edits and noise)")
+  fuzz.add_option("--minimize", e.minimize,
+                  "minimise the example findings of this many words per mode (ddmin over prompt edits and noise)")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
-  ex::flag::out(*fuzz, out_dir, "results-<objective>.md");
-  ex::SyncFlags sync_flags;
-  ex::add_sync_options(fuzz, sync_flags);
-  bool rare = false;
-  blk->add_flag("--rare", rare, "the second rule: words of 6-12 letters occurring 8-19 times (README)");
-  fuzz->add_flag("--rare", rare, "without --blacklist: the second rule's list");
+  ex::flag::out(fuzz, a.out_dir, "results-<objective>.md");
+  ex::add_sync_options(&fuzz, a.sync_flags);
+  fuzz.add_flag("--rare", a.rare, "without --blacklist: the second rule's list");
+}
+
+/// `train`: held-out bits per character and three sample continuations.
+void print_samples(const nnfuzz::CharRnn& net, const TextData& d, nnfuzz::CharRnnTarget& target,
+                   const GenSettings& gen) {
+  std::cout << "held-out: " << std::setprecision(3) << nnfuzz::char_rnn_bits_per_char(net, d.held_out_ids)
+            << " bits/char\n";
+  nnfuzz::Rng rng(7);
+  for (const auto& p : prompts_of(d.held_out, gen.prompt_chars, 3)) {
+    nnfuzz::InputValue v = target.prompt(p);
+    if (gen.temperature > 0) rng.fill_uniform(v.floats[1].data(), v.floats[1].size(), 0.0f, 1.0f);
+    std::cout << "  \"" << one_line(p) << "\" -> \"" << one_line(target.continuation(v), 200) << "\"\n";
+  }
+}
+
+/// Refuses a blacklist word the model's alphabet cannot spell. BlacklistObjective matches
+/// case-insensitively: "Cat" is spelt by "cat" or "CAT", so a letter counts as spellable when
+/// the alphabet holds it in either case.
+void check_spellable(const std::vector<std::string>& words, const nnfuzz::Alphabet& alphabet) {
+  for (const auto& w : words)
+    for (char c : w)
+      if (!alphabet.contains(c) && !alphabet.contains(static_cast<char>(std::tolower(static_cast<unsigned char>(c)))) &&
+          !alphabet.contains(static_cast<char>(std::toupper(static_cast<unsigned char>(c)))))
+        throw std::runtime_error("--blacklist: the word '" + w + "' holds '" +
+                                 nnfuzz::detail::describe_byte(static_cast<unsigned char>(c)) +
+                                 "', which the model's alphabet cannot spell");
+}
+
+/// The seed prompts (held-out fortunes or --prompts), each checked against the model.
+std::vector<std::string> seed_prompts(const Args& a, const TextData& d, const nnfuzz::CharRnnTarget& target) {
+  std::vector<std::string> prompts = a.prompts_file.empty() ? prompts_of(d.held_out, a.gen.prompt_chars, a.n_prompts)
+                                                            : read_lines(a.prompts_file, "--prompts");
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    try {
+      (void)target.prompt(prompts[i]);
+    } catch (const std::exception& err) {
+      throw std::runtime_error("prompt " + std::to_string(i + 1) + " ('" + one_line(prompts[i], 40) +
+                               "'): " + err.what());
+    }
+  }
+  return prompts;
+}
+
+/// One mode's word-by-word likelihood: per word, the highest over the runs, and the runs that found it.
+struct ModeLikelihood {
+  std::string mode;
+  std::vector<double> best;
+  std::vector<int> found;
+};
+ModeLikelihood likelihood_of(const std::string& mode, const std::vector<RunResult>& results, const Experiment& e) {
+  ModeLikelihood l{mode, std::vector<double>(e.blacklist.size(), 0.0), std::vector<int>(e.blacklist.size(), 0)};
+  nnfuzz::BlacklistObjective names(e.blacklist);
+  for (const auto& r : results) {
+    std::set<std::string> mine;
+    for (const auto& h : r.hits) mine.insert(h.word);
+    for (std::size_t w = 0; w < l.best.size(); ++w) {
+      l.best[w] = std::max(l.best[w], r.likelihood[w]);
+      l.found[w] += mine.count(names.words()[w]) ? 1 : 0;
+    }
+  }
+  return l;
+}
+
+/// The likelihood report (issue #23): how close the model came to saying each word.
+void write_likelihood(const std::vector<ModeLikelihood>& likelihood, const Experiment& e, std::ostream& table) {
+  table << "\nlikelihood report: per word, runs that found it, and the highest P(the model says it) over the "
+           "runs, teacher-forced along the generations of each run's 8 inputs closest to it:\n| word |";
+  for (const auto& l : likelihood) table << " " << l.mode << ": runs | max P |";
+  table << "\n|---|";
+  for (std::size_t i = 0; i < likelihood.size(); ++i) table << "---|---|";
+  table << "\n";
+  const nnfuzz::BlacklistObjective names(e.blacklist);
+  for (std::size_t w = 0; w < e.blacklist.size(); ++w) {
+    table << "| " << names.words()[w] << " |";
+    for (const auto& l : likelihood)
+      table << " " << l.found[w] << " | " << std::scientific << std::setprecision(2) << l.best[w] << std::fixed << " |";
+    table << "\n";
+  }
+}
+
+/// A mode's runs, each composed from its Guidance (sampler, coverage, fitness).
+std::vector<RunResult> run_mode(const Guidance& g, const Args& a, const Experiment& e,
+                                const nnfuzz::CharRnnTarget& target) {
+  nnfuzz::CharRnnTarget projected = target;
+  projected.project_coverage(e.project_dims, 23);
+  return run_all(a.runs, a.threads, [&](int i) -> RunResult {
+    const std::uint64_t seed = nnfuzz::detail::mix_seed(a.master_seed, static_cast<std::uint64_t>(i));
+    const nnfuzz::CharRnnTarget& t = g.coverage == 2 ? projected : target;
+    auto with_inner = [&](auto inner) -> RunResult {
+      auto with_sampler = [&](auto sampler) -> RunResult {
+        if (g.coverage == 0) return run_one(e, t, nnfuzz::NoCoverage(), sampler, seed, g);
+        return run_one(e, t, calibrated_coverage(e), sampler, seed, g);
+      };
+      if (g.fitness) return with_sampler(nnfuzz::FitnessSampler<decltype(inner)>(inner, 0.5, 8));
+      return with_sampler(inner);
+    };
+    if (g.uniform) return with_inner(nnfuzz::UniformSampler());
+    return with_inner(nnfuzz::RecentSampler());
+  });
+}
+
+/// The table's name of a mode: the four baselines by their common names.
+std::string row_name(const std::string& mode) {
+  if (mode == "cgf" || mode == "tensorfuzz") return "TensorFuzz's CGF";
+  if (mode == "random") return "random search";
+  if (mode == "fitness") return "fitness only";
+  if (mode == "default" || mode == "combination") return "the defaults (" + mode + ")";
+  return mode;
+}
+
+/// `fuzz`: every mode's runs, the table and (blacklist) the likelihood report, to stdout and
+/// OUT/results-<objective>.md.
+void run_fuzz(Args& a, const TextData& d, nnfuzz::CharRnnTarget& target, const BlacklistRule& rule) {
+  Experiment& e = a.e;
+  e.gen = a.gen;
+  e.blacklist_objective = a.objective == "blacklist";
+  if (e.max_executions == 0 && !(e.max_seconds > 0))
+    throw std::runtime_error("fuzz: set --executions or --max-seconds");
+  ex::check_sync_flags(a.sync_flags);
+  std::unique_ptr<nnfuzz::SyncDirectory> sync;
+  if (a.sync_flags.enabled()) {  // one run, CGF, this worker's seed
+    a.runs = 1;
+    a.modes = "cgf";
+    a.master_seed = nnfuzz::worker_seed(a.master_seed, a.sync_flags.worker);
+    sync = std::make_unique<nnfuzz::SyncDirectory>(a.sync_flags.dir, a.sync_flags.worker,
+                                                   ex::sync_options(a.sync_flags, a.master_seed));
+    e.sync = sync.get();
+  }
+  if (e.blacklist_objective) {
+    e.blacklist = a.blacklist_file.empty() ? default_blacklist(target, d, a.gen, a.gen.screen_chars, std::cout, rule)
+                                           : read_lines(a.blacklist_file, "--blacklist");
+    if (e.blacklist.empty())
+      throw std::runtime_error(
+          "the blacklist rule left no word: the model emitted every qualifying word within "
+          "--screen-chars; give a --blacklist file or another --temperature");
+    check_spellable(e.blacklist, d.alphabet);
+  }
+  e.prompts = seed_prompts(a, d, target);
+  fs::create_directories(a.out_dir);
+  std::ostringstream table;
+  table << "# char_rnn fuzz --objective " << a.objective << ": " << e.prompts.size() << " seed prompts, "
+        << a.gen.n_chars << " chars at temperature " << a.gen.temperature << ", " << e.max_executions
+        << " executions per run, master seed " << a.master_seed << "\n";
+  std::vector<ModeLikelihood> likelihood;
+  std::istringstream ms(a.modes);
+  for (std::string mode; std::getline(ms, mode, ',');) {
+    const Guidance g = guidance_of(mode);
+    std::cout << mode << ": " << a.runs << " runs\n";
+    const std::vector<RunResult> results = run_mode(g, a, e, target);
+    report(row_name(mode), results, e, target, table);
+    if (e.blacklist_objective) likelihood.push_back(likelihood_of(mode, results, e));
+  }
+  if (!likelihood.empty()) write_likelihood(likelihood, e, table);
+  std::cout << table.str();
+  ex::write_text_file((fs::path(a.out_dir) / ("results-" + a.objective + ".md")).string(), table.str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"TensorFuzz's character-level language model experiment: blacklisted and repeated words"};
+  app.require_subcommand(1);
+  Args a;
+  add_shared_options(app, a);
+  CLI::App* train = app.add_subcommand("train", "train the model (or load it), print held-out bits/char and samples");
+  CLI::App* blk = app.add_subcommand("blacklist", "apply the blacklist rule and print the list");
+  CLI::App* fuzz = app.add_subcommand("fuzz", "CGF vs random search on the blacklist or repeated-word objective");
+  add_fuzz_options(*fuzz, a);
+  blk->add_flag("--rare", a.rare, "the second rule: words of 6-12 letters occurring 8-19 times (README)");
   CLI11_PARSE(app, argc, argv);
   BlacklistRule rule;
-  if (rare) rule = {6, 12, 8, 19};
-
+  if (a.rare) rule = {6, 12, 8, 19};
   try {
-    const TextData d = load_text(text_dir);
+    const TextData d = load_text(a.text_dir);
     std::cout << "text: " << d.train.size() << " training and " << d.held_out.size() << " held-out fortunes, "
               << d.alphabet.size() << " ids\n";
-    recipe.threads = threads;
-    nnfuzz::CharRnn net = train_or_load(recipe, d, models_dir, model_path);
-    nnfuzz::CharRnnTarget target(net, d.alphabet, gen.max_prompt(), gen.n_chars, gen.temperature);
-
-    if (*train) {
-      std::cout << "held-out: " << std::setprecision(3) << nnfuzz::char_rnn_bits_per_char(net, d.held_out_ids)
-                << " bits/char\n";
-      nnfuzz::Rng rng(7);
-      for (const auto& p : prompts_of(d.held_out, gen.prompt_chars, 3)) {
-        nnfuzz::InputValue v = target.prompt(p);
-        if (gen.temperature > 0) rng.fill_uniform(v.floats[1].data(), v.floats[1].size(), 0.0f, 1.0f);
-        std::cout << "  \"" << one_line(p) << "\" -> \"" << one_line(target.continuation(v), 200) << "\"\n";
-      }
-    }
-    if (*blk) default_blacklist(target, d, gen, gen.screen_chars, std::cout, rule);
-    if (*fuzz) {
-      e.gen = gen;
-      e.blacklist_objective = objective == "blacklist";
-      if (e.max_executions == 0 && !(e.max_seconds > 0))
-        throw std::runtime_error("fuzz: set --executions or --max-seconds");
-      ex::check_sync_flags(sync_flags);
-      std::unique_ptr<nnfuzz::SyncDirectory> sync;
-      if (sync_flags.enabled()) {  // one run, CGF, this worker's seed
-        runs = 1;
-        modes = "cgf";
-        master_seed = nnfuzz::worker_seed(master_seed, sync_flags.worker);
-        sync = std::make_unique<nnfuzz::SyncDirectory>(sync_flags.dir, sync_flags.worker,
-                                                       ex::sync_options(sync_flags, master_seed));
-        e.sync = sync.get();
-      }
-      if (e.blacklist_objective) {
-        e.blacklist = blacklist_file.empty() ? default_blacklist(target, d, gen, gen.screen_chars, std::cout, rule)
-                                             : read_lines(blacklist_file, "--blacklist");
-        if (e.blacklist.empty())
-          throw std::runtime_error(
-              "the blacklist rule left no word: the model emitted every qualifying word within "
-              "--screen-chars; give a --blacklist file or another --temperature");
-        // BlacklistObjective matches case-insensitively: "Cat" is spelt by "cat" or "CAT", so a
-        // letter counts as spellable when the alphabet holds it in either case.
-        for (const auto& w : e.blacklist) {
-          for (char c : w)
-            if (!d.alphabet.contains(c) &&
-                !d.alphabet.contains(static_cast<char>(std::tolower(static_cast<unsigned char>(c)))) &&
-                !d.alphabet.contains(static_cast<char>(std::toupper(static_cast<unsigned char>(c)))))
-              throw std::runtime_error("--blacklist: the word '" + w + "' holds '" +
-                                       nnfuzz::detail::describe_byte(static_cast<unsigned char>(c)) +
-                                       "', which the model's alphabet cannot spell");
-        }
-      }
-      e.prompts = prompts_file.empty() ? prompts_of(d.held_out, gen.prompt_chars, n_prompts)
-                                       : read_lines(prompts_file, "--prompts");
-      for (std::size_t i = 0; i < e.prompts.size(); ++i) {
-        try {
-          (void)target.prompt(e.prompts[i]);
-        } catch (const std::exception& err) {
-          throw std::runtime_error("prompt " + std::to_string(i + 1) + " ('" + one_line(e.prompts[i], 40) +
-                                   "'): " + err.what());
-        }
-      }
-      fs::create_directories(out_dir);
-      std::ostringstream table;
-      table << "# char_rnn fuzz --objective " << objective << ": " << e.prompts.size() << " seed prompts, "
-            << gen.n_chars << " chars at temperature " << gen.temperature << ", " << e.max_executions
-            << " executions per run, master seed " << master_seed << "\n";
-      struct ModeLikelihood {
-        std::string mode;
-        std::vector<double> best;  // per word: the highest over the runs
-        std::vector<int> found;    // per word: runs that found it
-      };
-      std::vector<ModeLikelihood> likelihood;
-      std::istringstream ms(modes);
-      for (std::string mode; std::getline(ms, mode, ',');) {
-        const Guidance g = guidance_of(mode);
-        std::cout << mode << ": " << runs << " runs\n";
-        nnfuzz::CharRnnTarget projected = target;
-        projected.project_coverage(e.project_dims, 23);
-        const auto results = run_all(runs, threads, [&](int i) -> RunResult {
-          const std::uint64_t seed = nnfuzz::detail::mix_seed(master_seed, static_cast<std::uint64_t>(i));
-          const nnfuzz::CharRnnTarget& t = g.coverage == 2 ? projected : target;
-          auto with_inner = [&](auto inner) -> RunResult {
-            auto with_sampler = [&](auto sampler) -> RunResult {
-              if (g.coverage == 0) return run_one(e, t, nnfuzz::NoCoverage(), sampler, seed, g);
-              return run_one(e, t, calibrated_coverage(e), sampler, seed, g);
-            };
-            if (g.fitness) return with_sampler(nnfuzz::FitnessSampler<decltype(inner)>(inner, 0.5, 8));
-            return with_sampler(inner);
-          };
-          if (g.uniform) return with_inner(nnfuzz::UniformSampler());
-          return with_inner(nnfuzz::RecentSampler());
-        });
-        report(mode == "cgf" || mode == "tensorfuzz"        ? "TensorFuzz's CGF"
-               : mode == "random"                           ? "random search"
-               : mode == "fitness"                          ? "fitness only"
-               : mode == "default" || mode == "combination" ? "the defaults (" + mode + ")"
-                                                            : mode,
-               results, e, target, table);
-        if (e.blacklist_objective) {
-          std::vector<double> best(e.blacklist.size(), 0.0);
-          std::vector<int> found(e.blacklist.size(), 0);
-          nnfuzz::BlacklistObjective names(e.blacklist);
-          for (const auto& r : results) {
-            std::set<std::string> mine;
-            for (const auto& h : r.hits) mine.insert(h.word);
-            for (std::size_t w = 0; w < best.size(); ++w) {
-              best[w] = std::max(best[w], r.likelihood[w]);
-              found[w] += mine.count(names.words()[w]) ? 1 : 0;
-            }
-          }
-          likelihood.push_back({mode, best, found});
-        }
-      }
-      if (!likelihood.empty()) {
-        // The likelihood report (issue #23): how close the model came to saying each word.
-        table << "\nlikelihood report: per word, runs that found it, and the highest P(the model says it) over the "
-                 "runs, teacher-forced along the generations of each run's 8 inputs closest to it:\n| word |";
-        for (const auto& l : likelihood) table << " " << l.mode << ": runs | max P |";
-        table << "\n|---|";
-        for (std::size_t i = 0; i < likelihood.size(); ++i) table << "---|---|";
-        table << "\n";
-        const nnfuzz::BlacklistObjective names(e.blacklist);
-        for (std::size_t w = 0; w < e.blacklist.size(); ++w) {
-          table << "| " << names.words()[w] << " |";
-          for (const auto& l : likelihood)
-            table << " " << l.found[w] << " | " << std::scientific << std::setprecision(2) << l.best[w] << std::fixed
-                  << " |";
-          table << "\n";
-        }
-      }
-      std::cout << table.str();
-      ex::write_text_file((fs::path(out_dir) / ("results-" + objective + ".md")).string(), table.str());
-    }
+    a.recipe.threads = a.threads;
+    nnfuzz::CharRnn net = train_or_load(a.recipe, d, a.models_dir, a.model_path);
+    nnfuzz::CharRnnTarget target(net, d.alphabet, a.gen.max_prompt(), a.gen.n_chars, a.gen.temperature);
+    if (*train) print_samples(net, d, target, a.gen);
+    if (*blk) default_blacklist(target, d, a.gen, a.gen.screen_chars, std::cout, rule);
+    if (*fuzz) run_fuzz(a, d, target, rule);
     ex::check_stdout();
   } catch (const std::exception& err) {
     std::cerr << "char_rnn: " << err.what() << "\n";
