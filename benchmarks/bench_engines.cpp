@@ -142,6 +142,86 @@ NNFUZZ_ENGINE_BENCH(Mlp_Eigen, "mlp-adam-01.bin", EigenMlpModel{load_mlp(model_f
 NNFUZZ_ENGINE_BENCH(Cnn_OpenCv, "cnn-01.onnx", OpenCvDnnModel(model_file("cnn-01.onnx"), cv_options()))
 NNFUZZ_ENGINE_BENCH(Cnn_LibTorch, "cnn-01.pt", LibTorchModel(model_file("cnn-01.pt"), torch_options(true)))
 
+// PaddleOCR's production models (issue #35 item 4), as prepared by tests/realmodels/paddleocr.sh
+// into BUILD/realmodels (default build/realmodels; $NNFUZZ_OCR_MODELS): the text-direction
+// classifier cls.onnx (3x48x192) and the recogniser rec.onnx (3x48x320), through OpenCvDnnModel
+// at batch 4 as `nnfuzz fuzz` runs them (coverage: the model's softmax, the command's default).
+// Their inputs are text lines in [-1, 1]: seeds are uniform there, mutants clipped to it.
+std::string ocr_file(const std::string& name) {
+  const char* dir = std::getenv("NNFUZZ_OCR_MODELS");
+  return std::string(dir ? dir : "build/realmodels") + "/" + name;
+}
+bool have_ocr(benchmark::State& state, const std::string& path) {
+  if (std::filesystem::exists(path)) return true;
+  state.SkipWithError(("no " + path + ": run ctest -R realmodels.paddleocr (it prepares the models)").c_str());
+  return false;
+}
+OpenCvDnnModel ocr_model(const std::string& name, std::vector<int> shape, const std::string& output) {
+  OpenCvDnnOptions o;
+  o.input_shape = std::move(shape);
+  o.select.coverage = {output};
+  return OpenCvDnnModel(ocr_file(name), o);
+}
+RowMatrix ocr_inputs(Index n, Index dim) {
+  RowMatrix x(n, dim);
+  Rng rng(5);
+  rng.fill_uniform(x.data(), x.size(), -1, 1);
+  return x;
+}
+void ocr_forward(benchmark::State& state, OpenCvDnnModel model) {
+  const RowMatrix x = ocr_inputs(state.range(0), model.input_dim());
+  OpenCvDnnModel::Output out;
+  for (auto _ : state) {
+    model.evaluate(x, out);
+    benchmark::DoNotOptimize(out.coverage.data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+// One run() of `executions` from 4 seeds: the defaults (make_fuzzer) or random search
+// (NoCoverage, no fitness), the NaN/Inf objective, inputs in [-1, 1].
+template <bool kDefaults>
+void ocr_loop(benchmark::State& state, OpenCvDnnModel model, std::uint64_t executions) {
+  FuzzOptions o;
+  o.batch_size = state.range(0);
+  o.max_executions = executions;
+  o.max_findings = 0;
+  o.seed = 1;
+  const RowMatrix seeds = ocr_inputs(4, model.input_dim());
+  std::uint64_t done = 0;
+  auto count = [&](auto& fuzzer) {
+    for (auto _ : state) done += fuzzer.run(seeds).stats.executions;
+  };
+  if constexpr (kDefaults) {
+    auto fuzzer = make_fuzzer(std::move(model), o).with_mutator(DefaultMutator(0.1f, MutationBounds{-1.0f, 1.0f}));
+    count(fuzzer);
+  } else {
+    auto fuzzer = make_fuzzer(std::move(model), UniformSampler(), GaussianMutator(0.1f, MutationBounds{-1.0f, 1.0f}), NoCoverage(),
+                              NonFiniteObjective(), o);
+    count(fuzzer);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(done));
+}
+
+#define NNFUZZ_OCR_BENCH(name, file, shape, output, executions)                                      \
+ void BM_Forward_##name(benchmark::State& s) {                                                        \
+  cv::setNumThreads(1);                                                                              \
+  if (have_ocr(s, ocr_file(file))) ocr_forward(s, ocr_model(file, shape, output));                   \
+ }                                                                                                    \
+ void BM_Loop_##name##_Defaults(benchmark::State& s) {                                                \
+  cv::setNumThreads(1);                                                                              \
+  if (have_ocr(s, ocr_file(file))) ocr_loop<true>(s, ocr_model(file, shape, output), executions);    \
+ }                                                                                                    \
+ void BM_Loop_##name##_Random(benchmark::State& s) {                                                  \
+  cv::setNumThreads(1);                                                                              \
+  if (have_ocr(s, ocr_file(file))) ocr_loop<false>(s, ocr_model(file, shape, output), executions);   \
+ }                                                                                                    \
+ BENCHMARK(BM_Forward_##name)->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond);                         \
+ BENCHMARK(BM_Loop_##name##_Defaults)->Arg(4)->Unit(benchmark::kMillisecond);                         \
+ BENCHMARK(BM_Loop_##name##_Random)->Arg(4)->Unit(benchmark::kMillisecond);
+
+NNFUZZ_OCR_BENCH(OcrCls, "cls.onnx", (std::vector<int>{3, 48, 192}), "softmax_0.tmp_0", 200)
+NNFUZZ_OCR_BENCH(OcrRec, "rec.onnx", (std::vector<int>{3, 48, 320}), "softmax_11.tmp_0", 40)
+
 }  // namespace
 
 BENCHMARK_MAIN();
