@@ -195,28 +195,28 @@ void ocr_loop(benchmark::State& state, OpenCvDnnModel model, std::uint64_t execu
     auto fuzzer = make_fuzzer(std::move(model), o).with_mutator(DefaultMutator(0.1f, MutationBounds{-1.0f, 1.0f}));
     count(fuzzer);
   } else {
-    auto fuzzer = make_fuzzer(std::move(model), UniformSampler(), GaussianMutator(0.1f, MutationBounds{-1.0f, 1.0f}), NoCoverage(),
-                              NonFiniteObjective(), o);
+    auto fuzzer = make_fuzzer(std::move(model), UniformSampler(), GaussianMutator(0.1f, MutationBounds{-1.0f, 1.0f}),
+                              NoCoverage(), NonFiniteObjective(), o);
     count(fuzzer);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(done));
 }
 
-#define NNFUZZ_OCR_BENCH(name, file, shape, output, executions)                                      \
- void BM_Forward_##name(benchmark::State& s) {                                                        \
-  cv::setNumThreads(1);                                                                              \
-  if (have_ocr(s, ocr_file(file))) ocr_forward(s, ocr_model(file, shape, output));                   \
- }                                                                                                    \
- void BM_Loop_##name##_Defaults(benchmark::State& s) {                                                \
-  cv::setNumThreads(1);                                                                              \
-  if (have_ocr(s, ocr_file(file))) ocr_loop<true>(s, ocr_model(file, shape, output), executions);    \
- }                                                                                                    \
- void BM_Loop_##name##_Random(benchmark::State& s) {                                                  \
-  cv::setNumThreads(1);                                                                              \
-  if (have_ocr(s, ocr_file(file))) ocr_loop<false>(s, ocr_model(file, shape, output), executions);   \
- }                                                                                                    \
- BENCHMARK(BM_Forward_##name)->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond);                         \
- BENCHMARK(BM_Loop_##name##_Defaults)->Arg(4)->Unit(benchmark::kMillisecond);                         \
+#define NNFUZZ_OCR_BENCH(name, file, shape, output, executions)                                    \
+ void BM_Forward_##name(benchmark::State& s) {                                                     \
+  cv::setNumThreads(1);                                                                            \
+  if (have_ocr(s, ocr_file(file))) ocr_forward(s, ocr_model(file, shape, output));                 \
+ }                                                                                                 \
+ void BM_Loop_##name##_Defaults(benchmark::State& s) {                                             \
+  cv::setNumThreads(1);                                                                            \
+  if (have_ocr(s, ocr_file(file))) ocr_loop<true>(s, ocr_model(file, shape, output), executions);  \
+ }                                                                                                 \
+ void BM_Loop_##name##_Random(benchmark::State& s) {                                               \
+  cv::setNumThreads(1);                                                                            \
+  if (have_ocr(s, ocr_file(file))) ocr_loop<false>(s, ocr_model(file, shape, output), executions); \
+ }                                                                                                 \
+ BENCHMARK(BM_Forward_##name)->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond);                      \
+ BENCHMARK(BM_Loop_##name##_Defaults)->Arg(4)->Unit(benchmark::kMillisecond);                      \
  BENCHMARK(BM_Loop_##name##_Random)->Arg(4)->Unit(benchmark::kMillisecond);
 
 NNFUZZ_OCR_BENCH(OcrCls, "cls.onnx", (std::vector<int>{3, 48, 192}), "softmax_0.tmp_0", 200)
