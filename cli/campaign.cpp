@@ -18,7 +18,8 @@ namespace {
 json spec_json(const ModelSpec& m) {
   return json{
       {"path", m.path},         {"engine", m.engine}, {"input_shape", m.input_shape}, {"output_names", m.output_names},
-      {"coverage", m.coverage}, {"logits", m.logits}, {"sum_abs", m.sum_abs},         {"dtype", m.dtype}};
+      {"coverage", m.coverage}, {"logits", m.logits}, {"sum_abs", m.sum_abs},         {"dtype", m.dtype},
+      {"prepare", m.prepare}};
 }
 
 ModelSpec spec_from(const json& j) {
@@ -31,6 +32,7 @@ ModelSpec spec_from(const json& j) {
   m.logits = j.at("logits").get<std::string>();
   m.sum_abs = j.at("sum_abs").get<bool>();
   m.dtype = j.at("dtype").get<std::string>();
+  m.prepare = j.value("prepare", true);  // absent in campaigns of nnfuzz <= 0.2.0
   return m;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // nnfuzz command-line tool: the subcommands (one file each: fuzz.cpp, replay.cpp, minimize.cpp,
-// whatsup.cpp, show.cpp, merge.cpp, convert.cpp; main.cpp only parses) and what several of them share
+// whatsup.cpp, show.cpp, merge.cpp, convert.cpp, prepare.cpp; main.cpp only parses) and what several of them share
 // (common.cpp).
 #pragma once
 
@@ -31,6 +31,7 @@ void add_whatsup_command(CLI::App& app, Command& run);
 void add_show_command(CLI::App& app, Command& run);
 void add_merge_command(CLI::App& app, Command& run);
 void add_convert_command(CLI::App& app, Command& run);
+void add_prepare_command(CLI::App& app, Command& run);
 
 /// The findings grouped by bug, as JSON (what, count, files).
 nlohmann::json findings_json(const std::vector<nnfuzz::SavedFinding>& saved);
@@ -46,6 +47,8 @@ std::string campaign_difference(const CampaignSettings& x, const CampaignSetting
 /// The campaign directory a FILE argument belongs to (DIR/findings/x.bin -> DIR); `is_file` says
 /// which it was. Throws UsageError for anything else.
 std::string campaign_of(const std::string& path, bool& is_file);
+/// --input-shape's parts as positive dimensions; throws UsageError naming the option and the part.
+std::vector<std::int64_t> parse_shape(const std::vector<std::string>& parts);
 /// The last session's summary of a campaign directory (what `fuzz --json` printed), or null.
 nlohmann::json read_summary(const std::filesystem::path& dir);
 

@@ -91,4 +91,19 @@ json read_summary(const fs::path& dir) {
   return nullptr;
 }
 
+std::vector<std::int64_t> parse_shape(const std::vector<std::string>& parts) {
+  std::vector<std::int64_t> shape;
+  for (const std::string& p : parts) {
+    try {
+      std::size_t used = 0;
+      const long long v = std::stoll(p, &used);
+      if (used != p.size() || v < 1) throw std::invalid_argument("");
+      shape.push_back(v);
+    } catch (const std::exception&) {
+      throw UsageError("option --input-shape: '" + p + "' is not a positive whole number");
+    }
+  }
+  return shape;
+}
+
 }  // namespace nnfuzz_cli

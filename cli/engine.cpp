@@ -2,8 +2,11 @@
 // EngineModel: resolves a ModelSpec's defaults and opens the engine (no engine header here).
 #include "engine.hpp"
 
+#include "prepare.hpp"
+
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
 
 namespace nnfuzz_cli {
 
@@ -45,6 +48,15 @@ std::string pick_output(const std::string& chosen, const char* option, const Mod
   return has("logits") ? "logits" : outputs.front();
 }
 
+// Why OpenCV refused a file, in one line: its "Node [Op@domain]:(onnx_node!name)" when it names
+// the node, else the message's first line (at most ~200 characters; OpenCV's run to several lines).
+std::string refusal(const std::string& what) {
+  const std::size_t node = what.find("Node [");
+  std::string s = what.substr(node == std::string::npos ? 0 : node);
+  s = s.substr(0, std::min(s.find('\n'), s.find(" parse error")));
+  return s.size() > 200 ? s.substr(0, 200) + "..." : s;
+}
+
 }  // namespace
 
 EngineModel::EngineModel(ModelSpec spec, Index seed_width) : spec_(std::move(spec)) {
@@ -77,17 +89,43 @@ EngineModel::EngineModel(ModelSpec spec, Index seed_width) : spec_(std::move(spe
     if (n != spec_.coverage) select.outputs.push_back(n);
   const std::vector<std::string> fetched = nnfuzz::detail::fetch_list("nnfuzz", select);
   logits_at_ = static_cast<Index>(std::find(fetched.begin(), fetched.end(), spec_.logits) - fetched.begin());
+  if (spec_.engine == "libtorch") {
+    try {
+      backend_ = open_torch(spec_.path, spec_.input_shape, spec_.output_names, select, spec_.dtype);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    return;
+  }
   try {
-    backend_ = spec_.engine == "opencv"
-                   ? open_opencv(spec_.path, spec_.input_shape, select)
-                   : open_torch(spec_.path, spec_.input_shape, spec_.output_names, select, spec_.dtype);
+    backend_ = open_opencv(spec_.path, spec_.input_shape, select, /*quiet=*/spec_.prepare);
+    return;
   } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
+    if (!spec_.prepare)
+      throw UsageError(std::string(e.what()) +
+                       "\n(without --no-prepare, nnfuzz fuzzes a prepared copy: nnfuzz prepare)");
+    // An exported file OpenCV DNN refuses (a dynamic Shape node, Clip with input bounds, ...):
+    // fuzz its prepared copy, and say so once.
+    try {
+      prepared_ = prepared_copy(spec_.path, spec_.input_shape);
+    } catch (const UsageError& p) {
+      throw UsageError(std::string(e.what()) + "\nand preparing it failed too: " + p.what());
+    }
+    std::cerr << "nnfuzz: OpenCV DNN refuses model file '" << spec_.path << "' as exported (" << refusal(e.what())
+              << "); fuzzing its prepared copy '" << prepared_ << "' (nnfuzz prepare; --no-prepare turns this off)\n";
+  }
+  try {
+    backend_ = open_opencv(prepared_, spec_.input_shape, select);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("model file '" + spec_.path + "' does not load in OpenCV DNN even prepared ('" + prepared_ +
+                     "'): " + e.what() +
+                     "\n(try another --input-shape, an export with static shapes and opset <= 11, or report the node "
+                     "named above)");
   }
 }
 
 EngineModel::EngineModel(const EngineModel& o)
-    : spec_(o.spec_), info_(o.info_), backend_(o.backend_->clone()), logits_at_(o.logits_at_) {}
+    : spec_(o.spec_), info_(o.info_), backend_(o.backend_->clone()), logits_at_(o.logits_at_), prepared_(o.prepared_) {}
 
 EngineModel& EngineModel::operator=(const EngineModel& o) {
   if (this != &o) *this = EngineModel(o);

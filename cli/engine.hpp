@@ -32,6 +32,7 @@ struct ModelSpec {
   std::string logits;                     ///< output holding the logits ("" = "logits" or the first)
   bool sum_abs = false;                   ///< coverage = one number per input, sum |x| (TensorFuzz's NaN set-up)
   std::string dtype = "float32";          ///< libtorch only: float32, bf16, fp16, float64
+  bool prepare = true;  ///< opencv only: when OpenCV refuses the file, fuzz its prepared copy (prepare.hpp)
 };
 
 /// What a model file says about itself before it is opened for fuzzing.
@@ -60,9 +61,10 @@ ModelInfo probe_opencv(const std::string& path);
 /// Reads the module and runs it once on two zero inputs of `shape` to learn its outputs.
 ModelInfo probe_torch(const std::string& path, const std::vector<std::int64_t>& shape,
                       const std::vector<std::string>& output_names);
-/// Opens the file for fuzzing.
+/// Opens the file for fuzzing; `quiet` keeps OpenCV's own error log lines off stderr (the
+/// exception still says what failed).
 std::unique_ptr<Backend> open_opencv(const std::string& path, const std::vector<std::int64_t>& shape,
-                                     const nnfuzz::EngineOutputs& select);
+                                     const nnfuzz::EngineOutputs& select, bool quiet = false);
 /// Opens the file for fuzzing (dtype: float32, bf16, fp16 or float64).
 std::unique_ptr<Backend> open_torch(const std::string& path, const std::vector<std::int64_t>& shape,
                                     const std::vector<std::string>& output_names, const nnfuzz::EngineOutputs& select,
@@ -103,12 +105,15 @@ class EngineModel {
   const ModelSpec& spec() const { return spec_; }
   /// Every output of the network.
   const std::vector<std::string>& outputs() const { return info_.outputs; }
+  /// The prepared copy run instead of spec().path ("" when the file loaded as it is).
+  const std::string& prepared_path() const { return prepared_; }
 
  private:
   ModelSpec spec_;
   ModelInfo info_;
   std::unique_ptr<Backend> backend_;
   Index logits_at_ = 0;
+  std::string prepared_;
 };
 
 /// "{1, 28, 28}".

@@ -4,6 +4,7 @@
 #include "engine.hpp"
 
 #include <nnfuzz/adapters/opencv_dnn.hpp>
+#include <opencv2/core/utils/logger.hpp>
 
 #include <fstream>
 #include <iterator>
@@ -111,14 +112,24 @@ ModelInfo probe_opencv(const std::string& path) {
 }
 
 std::unique_ptr<Backend> open_opencv(const std::string& path, const std::vector<std::int64_t>& shape,
-                                     const nnfuzz::EngineOutputs& select) {
+                                     const nnfuzz::EngineOutputs& select, bool quiet) {
   nnfuzz::OpenCvDnnOptions o;
   for (std::int64_t d : shape) {
     if (d > (1 << 30)) throw UsageError("option --input-shape: dimension " + std::to_string(d) + " is too large");
     o.input_shape.push_back(static_cast<int>(d));
   }
   o.select = select;
-  return std::make_unique<OpenCvBackend>(path, std::move(o));
+  if (!quiet) return std::make_unique<OpenCvBackend>(path, std::move(o));
+  // OpenCV logs its importer's errors itself; a caller that has a way on (a prepared copy) hushes them.
+  const auto before = cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
+  try {
+    auto b = std::make_unique<OpenCvBackend>(path, std::move(o));
+    cv::utils::logging::setLogLevel(before);
+    return b;
+  } catch (...) {
+    cv::utils::logging::setLogLevel(before);
+    throw;
+  }
 }
 
 }  // namespace nnfuzz_cli

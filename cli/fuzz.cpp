@@ -190,12 +190,18 @@ int run_fuzz(FuzzArgs& a, bool workers_given) {
     OpenModels m = open_models(s, width);
     const ModelSpec& spec = m.a->spec();
     if (a.json) {
-      std::cout << json{{"model", spec.path},        {"engine", spec.engine},     {"input_shape", spec.input_shape},
-                        {"outputs", m.a->outputs()}, {"coverage", spec.coverage}, {"logits", spec.logits}}
+      std::cout << json{{"model", spec.path},
+                        {"engine", spec.engine},
+                        {"input_shape", spec.input_shape},
+                        {"outputs", m.a->outputs()},
+                        {"coverage", spec.coverage},
+                        {"logits", spec.logits},
+                        {"prepared", m.a->prepared_path()}}
                        .dump(2)
                 << "\n";
     } else {
       std::cout << "model: " << spec.path << " (" << spec.engine << "), input " << shape_text(spec.input_shape)
+                << (m.a->prepared_path().empty() ? "" : ", run as its prepared copy " + m.a->prepared_path())
                 << "\noutputs:\n";
       for (const std::string& n : m.a->outputs())
         std::cout << "  " << n << (n == spec.coverage ? "   [coverage]" : "") << (n == spec.logits ? "   [logits]" : "")
@@ -382,21 +388,6 @@ int run_fuzz(FuzzArgs& a, bool workers_given) {
   return all.empty() ? kNothingFound : kFound;
 }
 
-std::vector<std::int64_t> parse_shape(const std::vector<std::string>& parts) {
-  std::vector<std::int64_t> shape;
-  for (const std::string& p : parts) {
-    try {
-      std::size_t used = 0;
-      const long long v = std::stoll(p, &used);
-      if (used != p.size() || v < 1) throw std::invalid_argument("");
-      shape.push_back(v);
-    } catch (const std::exception&) {
-      throw UsageError("option --input-shape: '" + p + "' is not a positive whole number");
-    }
-  }
-  return shape;
-}
-
 }  // namespace
 
 void add_fuzz_command(CLI::App& app, Command& run) {
@@ -432,6 +423,9 @@ void add_fuzz_command(CLI::App& app, Command& run) {
                    "one input's shape without the batch axis, e.g. 784 or 1,28,28 "
                    "(default: from the ONNX file, else the seeds' width)")
       ->delimiter(',');
+  fuzz->add_flag("!--no-prepare", fa.model.prepare,
+                 "an ONNX file OpenCV DNN refuses is an error (default: fuzz its prepared copy, as nnfuzz prepare "
+                 "writes it, cached)");
   fuzz->add_option("--output-names", fa.model.output_names, "names of a TorchScript module's tuple outputs, in order")
       ->delimiter(',');
   fuzz->add_option("--coverage", fa.model.coverage,

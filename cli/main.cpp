@@ -6,6 +6,7 @@
 //   nnfuzz fuzz MODEL --seeds PATH --objective nan|disagree|distance[:T]|label [--against MODEL2] --out DIR
 //   nnfuzz replay DIR|FILE    nnfuzz minimize DIR|FILE    nnfuzz whatsup DIR    nnfuzz show DIR
 //   nnfuzz merge OUT DIR...    nnfuzz convert IN OUT --weights f16|int8
+//   nnfuzz prepare IN OUT [--input-shape C,H,W]
 //
 // Exit status: 0 nothing found, 1 found, 2 a usage or input error (the message names the file,
 // the option and the value). See docs/cli.md. Each subcommand is in its own file (commands.hpp).
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
   add_show_command(app, run);
   add_merge_command(app, run);
   add_convert_command(app, run);
+  add_prepare_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

