@@ -7,6 +7,7 @@
 #include <nnfuzz/adapters/named_outputs.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -62,9 +63,11 @@ ModelInfo probe_opencv(const std::string& path);
 ModelInfo probe_torch(const std::string& path, const std::vector<std::int64_t>& shape,
                       const std::vector<std::string>& output_names);
 /// Opens the file for fuzzing; `quiet` keeps OpenCV's own error log lines off stderr (the
-/// exception still says what failed).
+/// exception still says what failed); `on_per_row` is OpenCvDnnOptions::on_per_row (empty: a
+/// line on stderr when the file cannot run batches right).
 std::unique_ptr<Backend> open_opencv(const std::string& path, const std::vector<std::int64_t>& shape,
-                                     const nnfuzz::EngineOutputs& select, bool quiet = false);
+                                     const nnfuzz::EngineOutputs& select, bool quiet = false,
+                                     std::function<void(const std::string&)> on_per_row = {});
 /// Opens the file for fuzzing (dtype: float32, bf16, fp16 or float64).
 std::unique_ptr<Backend> open_torch(const std::string& path, const std::vector<std::int64_t>& shape,
                                     const std::vector<std::string>& output_names, const nnfuzz::EngineOutputs& select,

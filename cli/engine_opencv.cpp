@@ -112,13 +112,15 @@ ModelInfo probe_opencv(const std::string& path) {
 }
 
 std::unique_ptr<Backend> open_opencv(const std::string& path, const std::vector<std::int64_t>& shape,
-                                     const nnfuzz::EngineOutputs& select, bool quiet) {
+                                     const nnfuzz::EngineOutputs& select, bool quiet,
+                                     std::function<void(const std::string&)> on_per_row) {
   nnfuzz::OpenCvDnnOptions o;
   for (std::int64_t d : shape) {
     if (d > (1 << 30)) throw UsageError("option --input-shape: dimension " + std::to_string(d) + " is too large");
     o.input_shape.push_back(static_cast<int>(d));
   }
   o.select = select;
+  o.on_per_row = std::move(on_per_row);
   if (!quiet) return std::make_unique<OpenCvBackend>(path, std::move(o));
   // OpenCV logs its importer's errors itself; a caller that has a way on (a prepared copy) hushes them.
   const auto before = cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);

@@ -195,10 +195,17 @@ void add_prepare_command(CLI::App& app, Command& run) {
       select.coverage = {info.outputs.front()};
       for (std::size_t i = 1; i < info.outputs.size(); ++i) select.outputs.push_back(info.outputs[i]);
       std::unique_ptr<Backend> net;
+      std::string per_row;  // why OpenCV cannot run a batch of it ("" = it can)
       try {
-        net = open_opencv(opt->out, shape, select);
+        net = open_opencv(opt->out, shape, select, false, [&](const std::string& why) { per_row = why; });
       } catch (const std::invalid_argument& e) {
         throw UsageError(std::string("the prepared file still does not load: ") + e.what());
+      }
+      if (!per_row.empty()) {
+        std::cout << "checked: OpenCV loads it, but it does not run batches right; nnfuzz fuzz runs it one input "
+                     "per forward() (slower)\n  "
+                  << per_row << "\n";
+        return kNothingFound;
       }
       // A batch of 3 against its rows run alone: a preparation that baked in a batch size fails here.
       RowMatrix x(3, net->input_dim());

@@ -82,6 +82,29 @@ def load_split(data_dir, prefix):
 
 
 # ---------------------------------------------------------------- the networks
+class BatchOneFlatten(nn.Module):
+    """An N x 1 x 28 x 28 front on an Mlp: x.view(x.size(0), -1), exported at batch 1."""
+
+    def __init__(self, mlp):
+        super().__init__()
+        self.mlp = mlp
+
+    def forward(self, x):
+        return self.mlp(x.view(x.size(0), -1))
+
+
+class BatchMix(nn.Module):
+    """An Mlp on each row plus a softmax over the whole batch flattened (x.reshape(1, -1), as a
+    flatten that forgets the batch axis does): each row's answer depends on the other rows."""
+
+    def __init__(self, mlp):
+        super().__init__()
+        self.mlp = mlp
+
+    def forward(self, x):
+        return self.mlp(x + 784.0 * torch.softmax(x.reshape(1, -1), 1).reshape(-1, 784))
+
+
 class Cnn(nn.Module):
     """conv 5x5x8 -> pool -> conv 5x5x16 -> pool -> dense 64 -> dense 10; takes N x 784."""
 
@@ -431,6 +454,13 @@ def test_models(out, log):
     with torch.no_grad():
         v2.fc2.weight.add_(0.05 * torch.randn(v2.fc2.weight.shape, generator=torch.Generator().manual_seed(2)))
     export(v2, example, os.path.join(out, "release-v2"), layers)
+    # Exports that cannot run a batch in OpenCV DNN, as users make them: exported at batch 1 with
+    # no dynamic axis (the flatten becomes Reshape(x, [1, 784])), and a layer that mixes the rows
+    # of a batch (a softmax over the batch flattened).
+    with torch.no_grad():
+        torch.onnx.export(BatchOneFlatten(mlp).eval(), torch.rand(1, 1, 28, 28), os.path.join(out, "batch1-flatten.onnx"),
+                          opset_version=11, input_names=["input"], output_names=["logits", "hidden"])
+    export(BatchMix(mlp), example, os.path.join(out, "batch-mix"), ["logits", "hidden"])
     write_bad_code(os.path.join(out, "tiny-mlp.pt"), os.path.join(out, "bad-code.pt"))
     log(f"test models written to {out}")
 

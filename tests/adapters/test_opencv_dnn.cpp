@@ -327,3 +327,84 @@ TEST_CASE("OpenCvDnnModel: two releases as a VersionPair: found, localised to th
   adapter_test::check_releases_part_at_dense2(nnfuzz::OpenCvDnnModel(model_path("release-v1.onnx"), release_options()),
                                               nnfuzz::OpenCvDnnModel(model_path("release-v2.onnx"), release_options()));
 }
+
+// Networks that cannot run a batch right. The exports (tools/train_torch_mnist.py --test-models):
+// batch1-flatten.onnx was exported at batch 1 (its flatten a Reshape to [1, 784]); batch-mix.onnx
+// flattens the whole batch (x.reshape(1, -1)) for a softmax. OpenCV 4.6 throws on a batch of 2 of
+// either. A silent one is built by hand: a Softmax over axis 0, which mixes the rows.
+TEST_CASE("OpenCvDnnModel: a network that cannot run a batch runs one input per forward(), said once",
+          "[adapters][opencv]") {
+  std::vector<std::string> said;
+  nnfuzz::OpenCvDnnOptions o = mlp_options();
+  o.on_per_row = [&](const std::string& why) { said.push_back(why); };
+  const RowMatrix x = random_batch(5, 11);
+  // Each row's answer as the row alone: what a user means by "the model's output for this input".
+  auto check_rows = [&](nnfuzz::OpenCvDnnModel& model, const char* name) {
+    nnfuzz::OpenCvDnnModel::Output all, one;
+    model.evaluate(x, all);
+    REQUIRE(all[name].rows() == 5);
+    for (Index r = 0; r < 5; ++r) {
+      model.evaluate(x.row(r), one);
+      CHECK(all[name].row(r) == one[name].row(0));
+      CHECK(all.coverage.row(r) == one.coverage.row(0));
+    }
+  };
+  SECTION("exported at batch 1") {
+    o.input_shape = {1, 28, 28};
+    nnfuzz::OpenCvDnnModel model(model_path("batch1-flatten.onnx"), o);
+    CHECK(model.per_row());
+    REQUIRE(said.size() == 1);
+    CHECK_THAT(said[0], Catch::Contains("batch1-flatten.onnx") && Catch::Contains("OpenCV fails on a batch of 2") &&
+                            Catch::Contains("one input per forward()"));
+    check_rows(model, "logits");
+    nnfuzz::OpenCvDnnModel copy(model);  // copies do not check (nor say it) again
+    CHECK(copy.per_row());
+    check_rows(copy, "logits");
+    CHECK(said.size() == 1);
+    o.batching = nnfuzz::OpenCvBatching::batched;
+    CHECK_THROWS_WITH(nnfuzz::OpenCvDnnModel(model_path("batch1-flatten.onnx"), o),
+                      Catch::Contains("does not run batches right") && Catch::Contains("OpenCvBatching::batched"));
+  }
+  SECTION("a flatten that forgets the batch axis") {
+    nnfuzz::OpenCvDnnModel model(model_path("batch-mix.onnx"), o);
+    CHECK(model.per_row());
+    REQUIRE(said.size() == 1);
+    check_rows(model, "logits");
+    o.batching = nnfuzz::OpenCvBatching::per_row;  // asked for, not a fallback: nothing said
+    nnfuzz::OpenCvDnnModel asked(model_path("batch-mix.onnx"), o);
+    CHECK(asked.per_row());
+    CHECK(said.size() == 1);
+  }
+  SECTION("rows that mix silently") {
+    cv::dnn::Net net;
+    cv::dnn::LayerParams softmax;
+    softmax.set("axis", 0);
+    net.addLayerToPrev("mix", "Softmax", softmax);
+    cv::dnn::LayerParams power;
+    power.set("scale", 2.0f);
+    net.addLayerToPrev("scaled", "Power", power);
+    net.setInputsNames({"input"});
+    o.select.coverage = {"mix"};
+    o.select.outputs = {"scaled"};
+    nnfuzz::OpenCvDnnModel model(net, o);
+    CHECK(model.per_row());
+    REQUIRE(said.size() == 1);
+    CHECK_THAT(said[0], Catch::Contains("the cv::dnn::Net given") && Catch::Contains("differs from the row run alone"));
+    check_rows(model, "scaled");
+    nnfuzz::OpenCvDnnModel::Output out;
+    model.evaluate(x, out);
+    CHECK((out["scaled"].array() == 2.0f).all());  // a softmax over one row's batch of 1
+  }
+  SECTION("a network that runs batches right stays batched, and per_row answers the same") {
+    nnfuzz::OpenCvDnnModel model(model_path("tiny-mlp.onnx"), o);
+    CHECK_FALSE(model.per_row());
+    o.batching = nnfuzz::OpenCvBatching::per_row;
+    nnfuzz::OpenCvDnnModel rows(model_path("tiny-mlp.onnx"), o);
+    CHECK(rows.per_row());
+    nnfuzz::OpenCvDnnModel::Output a, b;
+    model.evaluate(x, a);
+    rows.evaluate(x, b);
+    CHECK(a["logits"].isApprox(b["logits"], 1e-5f));
+    CHECK(said.empty());
+  }
+}

@@ -373,6 +373,12 @@ prepare)
   # The same file fuzzed as given is not prepared: OpenCV loads it.
   expect 0 "a file OpenCV loads is fuzzed as given" -- "$NNFUZZ" fuzz "$M/tiny-cnn.onnx" --seeds "$S/seeds.npy" --out "$W/g" --executions 100 -q
   grep -qF "prepared copy" "$W/err" && { echo "FAIL: a loadable file was prepared"; fails=$((fails + 1)); }
+  # A file exported at batch 1 fuzzes one input per forward(), said once (not once per worker).
+  expect 0 "a batch-1 export is fuzzed row by row" -- "$NNFUZZ" fuzz "$M/batch1-flatten.onnx" --input-shape 1,28,28 --seeds "$S/seeds.npy" --out "$W/b1" --executions 400 --workers 2 -q
+  [[ $(grep -c "one input per forward()" "$W/err") == 1 ]] || { echo "FAIL: the per-row fallback was not said exactly once:"; head -3 "$W/err"; fails=$((fails + 1)); }
+  # A prepared file whose rows mix in a batch: prepare says so and still succeeds.
+  expect 0 "prepare a model whose rows mix" -- "$NNFUZZ" prepare "$M/batch-mix.onnx" "$W/mix.onnx"
+  grep -qF "does not run batches right" "$W/out" || { echo "FAIL: prepare did not say the rows mix"; fails=$((fails + 1)); }
   # Bad input: named, exit 2, no Python traceback.
   expect 2 "prepare a missing file" -- "$NNFUZZ" prepare "$W/none.onnx" "$W/x.onnx" --input-shape 1,28,28
   says "none.onnx" "missing file named"
