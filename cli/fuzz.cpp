@@ -2,6 +2,7 @@
 // nnfuzz command-line tool: `nnfuzz fuzz`: a campaign (or one worker of one) over an exported model, from seeds or
 // resumed.
 #include "commands.hpp"
+#include "shared/flags.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -410,10 +411,10 @@ void add_fuzz_command(CLI::App& app, Command& run) {
       ->capture_default_str();
   fuzz->add_option("--against", fa.against, "the other version, for disagree and distance");
   fuzz->add_option("--out", fa.out, "campaign directory (corpus, findings, stats); an existing one is resumed");
-  fuzz->add_option("--executions", fa.executions, "execution budget of this session (default 100000)");
+  nnfuzz_flags::executions(*fuzz, fa.executions, "of this session; default 100000, or none with --seconds");
   fuzz->add_option("--seconds", fa.seconds, "wall-clock budget of this session")->check(CLI::PositiveNumber);
-  fuzz->add_option("--seed", fa.seed, "the RNG seed (one seed, one run)")->capture_default_str();
-  fuzz->add_option("--batch", fa.batch, "mutants per model call")->check(CLI::Range(1, 100000))->capture_default_str();
+  nnfuzz_flags::seed(*fuzz, fa.seed, "one seed, one run");
+  nnfuzz_flags::batch(*fuzz, fa.batch);
   fuzz->add_option("--max-findings", fa.max_findings, "stop after this many findings (0 = never)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -437,8 +438,7 @@ void add_fuzz_command(CLI::App& app, Command& run) {
                    "LibTorch precision: float32, bf16, fp16, float64; with disagree/distance and no --against, "
                    "MODEL in float32 is compared with MODEL in this precision")
       ->capture_default_str();
-  fuzz->add_option("--scale", fa.scale, "input range LO,HI (or 01, pm1): bytes map onto it, floats must lie in it")
-      ->capture_default_str();
+  nnfuzz_flags::scale(*fuzz, fa.scale, "float seeds must lie in it");
   fuzz->add_option("--baseline", fa.baseline,
                    "the search: default (the defaults), random (random search: no coverage, no fitness), fitness "
                    "(fitness only: no coverage), tensorfuzz (TensorFuzz's CGF: fixed radius 0.707, Gaussian noise)");

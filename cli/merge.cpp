@@ -2,6 +2,7 @@
 // nnfuzz command-line tool: `nnfuzz merge`: campaign or sync directories merged into one (corpora reduced, findings by
 // bug).
 #include "commands.hpp"
+#include "shared/flags.hpp"
 
 #include <iostream>
 #include <memory>
@@ -131,8 +132,7 @@ void add_merge_command(CLI::App& app, Command& run) {
       ->add_option("--radius", ma.radius,
                    "L2 novelty radius the corpora are reduced with (default: the first campaign's coverage radius)")
       ->check(CLI::PositiveNumber);
-  merge->add_option("--samples-per-bug", ma.samples_per_bug, "finding files kept per bug (0 = all)")
-      ->capture_default_str();
+  nnfuzz_flags::samples_per_bug(*merge, ma.samples_per_bug, "in the merged directory");
   merge->add_flag("!--no-queues", ma.queues, "read only the workers' corpus.bin, not their queue files");
   merge->add_flag("--json", ma.json, "machine-readable output");
 

@@ -24,22 +24,11 @@ namespace fs = std::filesystem;
 using nnfuzz::RowMatrix;
 
 Scale parse_scale(const std::string& text) {
-  if (text == "01") return {0.0f, 1.0f};
-  if (text == "pm1") return {-1.0f, 1.0f};
-  const auto comma = text.find(',');
-  Scale s;
   try {
-    if (comma == std::string::npos) throw std::invalid_argument("no comma");
-    std::size_t a = 0, b = 0;
-    s.lo = std::stof(text.substr(0, comma), &a);
-    s.hi = std::stof(text.substr(comma + 1), &b);
-    if (a != comma || b != text.size() - comma - 1) throw std::invalid_argument("trailing text");
-  } catch (const std::exception&) {
-    throw UsageError("option --scale: '" + text + "' is not LO,HI (e.g. 0,1 or -1,1; or 01, pm1)");
+    return Scale::parse(text);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
   }
-  if (!std::isfinite(s.lo) || !std::isfinite(s.hi) || !(s.lo < s.hi))
-    throw UsageError("option --scale: '" + text + "' must be two finite numbers LO < HI");
-  return s;
 }
 
 namespace {

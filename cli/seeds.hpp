@@ -3,6 +3,8 @@
 // file or a CSV file, as rows of floats.
 #pragma once
 
+#include "shared/scale.hpp"
+
 #include <nnfuzz/fuzz_types.hpp>
 
 #include <string>
@@ -10,12 +12,9 @@
 
 namespace nnfuzz_cli {
 
-/// The value range inputs live in (--scale LO,HI): bytes (PNG, IDX, uint8 .npy) map 0..255 onto
-/// it; float seeds (.npy, CSV) must already lie in it.
-struct Scale {
-  float lo = 0.0f;  ///< the value of byte 0
-  float hi = 1.0f;  ///< the value of byte 255
-};
+/// The value range inputs live in (--scale LO,HI), the experiment drivers' type too: bytes (PNG,
+/// IDX, uint8 .npy) map 0..255 onto it; float seeds (.npy, CSV) must already lie in it.
+using Scale = nnfuzz_flags::Scale;
 
 /// Parses "LO,HI" (or the names 01 = 0,1 and pm1 = -1,1); throws UsageError naming --scale and the value.
 Scale parse_scale(const std::string& text);

@@ -65,7 +65,7 @@
 #include <thread>
 
 #include "cli_common.hpp"
-#include "common/flags.hpp"
+#include "shared/flags.hpp"
 #include "sync_common.hpp"
 
 namespace fs = std::filesystem;
@@ -622,12 +622,12 @@ struct Args {
 /// The options every subcommand reads (text, model, generation).
 void add_shared_options(CLI::App& app, Args& a) {
   app.add_option("--text", a.text_dir, "directory of fortune files (Debian's fortunes)")->capture_default_str();
-  ex::flag::models(app, a.models_dir, "trained char-RNNs");
+  nnfuzz_flags::models(app, a.models_dir, "trained char-RNNs");
   app.add_option("--model", a.model_path, "a weights file to load instead of the cached recipe");
   app.add_option("--hidden", a.recipe.hidden, "GRU width")->check(CLI::Range(1, 4096))->capture_default_str();
   app.add_option("--embed", a.recipe.embed, "embedding width")->check(CLI::Range(1, 4096))->capture_default_str();
   app.add_option("--train-steps", a.recipe.steps, "training steps")  // the count itself, not an override
-      ->transform(ex::integer_count<std::decay_t<decltype(a.recipe.steps)>>())
+      ->transform(nnfuzz_flags::integer_count<std::decay_t<decltype(a.recipe.steps)>>())
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--dropout", a.recipe.dropout, "dropout before the output layer")
@@ -645,7 +645,7 @@ void add_shared_options(CLI::App& app, Args& a) {
       ->capture_default_str();
   app.add_option("--screen-chars", a.gen.screen_chars,
                  "blacklist rule: characters sampled from the held-out prompts (the rule's 16 M; less for a demo)")
-      ->transform(ex::integer_count<std::decay_t<decltype(a.gen.screen_chars)>>())
+      ->transform(nnfuzz_flags::integer_count<std::decay_t<decltype(a.gen.screen_chars)>>())
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--temperature", a.gen.temperature, "sampling temperature (0: greedy, no noise input)")
@@ -667,19 +667,19 @@ void add_fuzz_options(CLI::App& fuzz, Args& a) {
   fuzz.add_option("--times", e.times, "repeated-word objective: times in a row")
       ->check(CLI::Range(2, 1000))
       ->capture_default_str();
-  ex::flag::runs(fuzz, a.runs, "per mode");
+  nnfuzz_flags::runs(fuzz, a.runs, "per mode");
   fuzz.add_option("--modes", a.modes,
                   "comma-separated rows: the four baselines random, fitness, tensorfuzz (= cgf), default (= "
                   "combination); or aim, projection, fitness-aim, fitness-cgf")
       ->capture_default_str();
-  ex::flag::seed(fuzz, a.master_seed, "run i uses a seed mixed from it and i");
+  nnfuzz_flags::seed(fuzz, a.master_seed, "run i uses a seed mixed from it and i");
   fuzz.add_option("--executions", e.max_executions, "execution budget (per run; 0: none, then --max-seconds)")
-      ->transform(ex::integer_count<std::decay_t<decltype(e.max_executions)>>())
+      ->transform(nnfuzz_flags::integer_count<std::decay_t<decltype(e.max_executions)>>())
       ->capture_default_str();
   fuzz.add_option("--max-seconds", e.max_seconds, "seconds per run (0: none; not reproducible)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  ex::flag::batch(fuzz, e.batch);
+  nnfuzz_flags::batch(fuzz, e.batch);
   fuzz.add_option("--max-edits", e.max_edits, "character edits per mutant (1..N)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
@@ -689,7 +689,7 @@ void add_fuzz_options(CLI::App& fuzz, Args& a) {
   fuzz.add_option("--noise-fraction", e.noise_fraction, "fraction of the noise resampled per mutant")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  ex::flag::target_rate(fuzz, e.target_rate);
+  nnfuzz_flags::target_rate(fuzz, e.target_rate);
   fuzz.add_option("--max-rate", e.max_rate,
                   "CGF: grow the radius when more than this share of a window of mutants is new (0: off)")
       ->check(CLI::Range(0.0, 1.0))
@@ -705,7 +705,7 @@ void add_fuzz_options(CLI::App& fuzz, Args& a) {
                   "minimise the example findings of this many words per mode (ddmin over prompt edits and noise)")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
-  ex::flag::out(fuzz, a.out_dir, "results-<objective>.md");
+  nnfuzz_flags::out(fuzz, a.out_dir, "results-<objective>.md");
   ex::add_sync_options(&fuzz, a.sync_flags);
   fuzz.add_flag("--rare", a.rare, "without --blacklist: the second rule's list");
 }

@@ -17,7 +17,7 @@
 //   engines disagree --model mlp --seeds 100 --executions 2000
 //   engines bf16 --model cnn --seeds 100 --executions 2000
 #include "mnist_common.hpp"
-#include "common/flags.hpp"
+#include "shared/flags.hpp"
 
 #include <nnfuzz/adapters/libtorch.hpp>
 #include <nnfuzz/adapters/opencv_dnn.hpp>
@@ -164,7 +164,7 @@ NanRow nan_once(const Settings& s, const std::string& engine, const std::string&
 void run_nan(const Settings& s) {
   const std::string base = model_base(s, "tf-nan-pm1");
   require_files(base, {".onnx", ".pt", ".bin"});
-  ex::Scale scale;  // [-1, 1]: the tf-nan model's pixels
+  ex::Scale scale{-1.0f, 1.0f};  // [-1, 1]: the tf-nan model's pixels
   const ex::Data data = ex::load_data(s.data_dir, scale);
   std::cout << "model: " << base << ".{onnx,pt,bin} (" << model_info(base) << ")\n";
   std::cout << "fuzzing: " << s.runs << " runs x " << s.executions << " executions per engine and method, batch "
@@ -327,7 +327,7 @@ void run_pairs(const Settings& s, bool bf16) {
   const std::string recipe = s.model == "cnn" ? "cnn-01" : "mlp-adam-01";
   const std::string base = model_base(s, recipe);
   require_files(base, {".onnx", ".pt"});
-  const ex::Data data = ex::load_data(s.data_dir, ex::Scale{"01"});
+  const ex::Data data = ex::load_data(s.data_dir, ex::Scale{});
   // The MLP's TorchScript returns a dict (names from its keys); the CNN's a tuple.
   const std::vector<std::string> names =
       s.model == "cnn" ? std::vector<std::string>{"logits", "hidden"} : std::vector<std::string>{};
@@ -432,9 +432,9 @@ void run_pairs(const Settings& s, bool bf16) {
 }
 
 void add_common(CLI::App& app, Settings& s) {
-  ex::flag::data(app, s.data_dir);
-  ex::flag::models(app, s.models_dir, "tools/train_torch_mnist.py's models");
-  ex::flag::campaign(app, s, {"", "per run (nan) or per seed (disagree, bf16)", ""});
+  nnfuzz_flags::data(app, s.data_dir);
+  nnfuzz_flags::models(app, s.models_dir, "tools/train_torch_mnist.py's models");
+  nnfuzz_flags::campaign(app, s, {"", "per run (nan) or per seed (disagree, bf16)", ""});
   app.add_option("--engine-threads", s.threads, "engine threads: cv::setNumThreads and at::set_num_threads (0 = leave)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
@@ -452,8 +452,8 @@ int main(int argc, char** argv) {
   Settings sn = s;
   sn.sigma = 0.2f;
   add_common(*nan, sn);
-  ex::flag::runs(*nan, sn.runs, "per engine and method");
-  ex::flag::seeds(*nan, sn.seeds, "per run (nan) or one campaign each (disagree, bf16)");
+  nnfuzz_flags::runs(*nan, sn.runs, "per engine and method");
+  nnfuzz_flags::seeds(*nan, sn.seeds, "per run (nan) or one campaign each (disagree, bf16)");
   nan->add_option("--engine", sn.engine, "opencv, libtorch or all")
       ->check(CLI::IsMember({"opencv", "libtorch", "all"}))
       ->capture_default_str();
@@ -466,8 +466,8 @@ int main(int argc, char** argv) {
     sub->add_option("--model", st->model, "mlp (784-200-100-10) or cnn")
         ->check(CLI::IsMember({"mlp", "cnn"}))
         ->capture_default_str();
-    ex::flag::seeds(*sub, st->seeds, "per run (nan) or one campaign each (disagree, bf16)");
-    ex::flag::eps(*sub, st->eps);
+    nnfuzz_flags::seeds(*sub, st->seeds, "per run (nan) or one campaign each (disagree, bf16)");
+    nnfuzz_flags::eps(*sub, st->eps);
     sub->add_option("--tie", st->tie, "absolute logit margin below which a top-1 difference is a tie")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();

@@ -11,7 +11,7 @@
 // out/guidance/<task>[-eps]/runs.csv (one line per run).
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include "mnist_common.hpp"
-#include "common/flags.hpp"
+#include "shared/flags.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -313,8 +313,8 @@ void report(const Settings& s, const std::vector<Job>& jobs, const std::string& 
 void run_experiment(Settings s) {
   const bool nan = s.task == "nan";
   if (s.recipe.empty()) s.recipe = nan ? "tf-nan" : "tf-quant";
-  ex::Scale scale{s.scale_name.empty() ? (nan ? "pm1" : "01") : s.scale_name};
-  scale.validate();
+  const ex::Scale scale = ex::Scale::parse(s.scale_name.empty() ? (nan ? "pm1" : "01") : s.scale_name);
+  ex::require_named(scale);
   if (s.executions == 0) s.executions = nan ? 200000 : 10000;
   if (!(s.sigma > 0)) s.sigma = nan ? 0.2f : 0.1f;
   for (const auto& g : s.guidance)
@@ -337,7 +337,7 @@ void run_experiment(Settings s) {
   for (const auto& g : s.guidance)
     for (auto m : s.masters)
       for (int i = 0; i < (nan ? s.runs : static_cast<int>(s.images)); ++i) jobs.push_back({g, m, i, {}});
-  std::cout << "task " << s.task << " on " << data.name << " (" << s.recipe << ", pixels " << scale.name
+  std::cout << "task " << s.task << " on " << data.name << " (" << s.recipe << ", pixels " << scale.name()
             << "): " << s.executions << " executions per run, batch " << s.batch << ", sigma " << s.sigma
             << ", coverage " << (nan ? "sum |logits|" : "logits") << " x " << s.coverage_scale << ", fixed radius "
             << s.radius << ", calibrated target rate " << s.target_rate;
@@ -345,7 +345,7 @@ void run_experiment(Settings s) {
   std::cout << "; " << jobs.size() << " runs\n";
   if (nan) {
     const NanTask task{NanTarget(net, CoverageSignal::sum_abs_logits), NanTarget(net, CoverageSignal::neurons),
-                       neuron_layers(net), MutationBounds{scale.lo(), scale.hi()}};
+                       neuron_layers(net), MutationBounds{scale.lo, scale.hi}};
     // Run r of master m: --seeds random training images (as mnist_nan), RNG seed m * 1000 + r.
     run_jobs(
         s, task,
@@ -360,7 +360,7 @@ void run_experiment(Settings s) {
         jobs);
   } else {
     const F16Task task{make_half_arithmetic_pair(net), make_half_arithmetic_pair(net, CoverageSignal::neurons),
-                       neuron_layers(net), MutationBounds{scale.lo(), scale.hi(), s.eps * scale.factor()}};
+                       neuron_layers(net), MutationBounds{scale.lo, scale.hi, s.eps * scale.factor()}};
     // Master m: --images random correctly classified test images, one run each.
     std::map<std::uint64_t, std::vector<Index>> rows;
     for (auto m : s.masters) {
@@ -391,32 +391,32 @@ int main(int argc, char** argv) {
   CLI::App app{
       "nnfuzz: guidance compared (TensorFuzz, calibrated radius, schedules, bandit, fitness) vs random search"};
   app.add_option("--task", s.task, "nan (NaN hunt) or f16 (float32 vs float16 disagreements)")->capture_default_str();
-  ex::flag::data(app, s.data_dir);
-  ex::flag::out(app, s.out_dir);
-  ex::flag::models(app, s.models_dir);
-  ex::flag::recipe(app, s.recipe, "default tf-nan for nan, tf-quant for f16");
-  ex::flag::scale(app, s.scale_name, "default pm1 for nan, 01 for f16");
+  nnfuzz_flags::data(app, s.data_dir);
+  nnfuzz_flags::out(app, s.out_dir);
+  nnfuzz_flags::models(app, s.models_dir);
+  nnfuzz_flags::recipe(app, s.recipe, "default tf-nan for nan, tf-quant for f16");
+  nnfuzz_flags::scale(app, s.scale_name, "default pm1 for nan, 01 for f16");
   app.add_option("--guidance", s.guidance, "comma-separated guidance names (see the README's table)")
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--masters", s.masters, "comma-separated master seeds")->delimiter(',')->capture_default_str();
-  ex::flag::runs(app, s.runs, "nan: per master seed");
-  ex::flag::seeds(app, s.seeds, "nan: training images per run");
+  nnfuzz_flags::runs(app, s.runs, "nan: per master seed");
+  nnfuzz_flags::seeds(app, s.seeds, "nan: training images per run");
   app.add_option("--images", s.images, "f16: test images (one run each) per master seed")
-      ->transform(ex::integer_count<std::decay_t<decltype(s.images)>>())
+      ->transform(nnfuzz_flags::integer_count<std::decay_t<decltype(s.images)>>())
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  ex::flag::eps(app, s.eps, "f16, on [0,1] pixels");
-  ex::flag::executions(app, s.executions, "per run; default 200000 for nan, 10000 for f16");
-  ex::flag::batch(app, s.batch);
-  ex::flag::sigma(app, s.sigma, "default 0.2 for nan on [-1,1], 0.1 for f16 on [0,1]");
-  ex::flag::radius(app, s.radius, "tensorfuzz, radius-x10, radius-div10");
-  ex::flag::target_rate(app, s.target_rate);
+  nnfuzz_flags::eps(app, s.eps, "f16, on [0,1] pixels");
+  nnfuzz_flags::executions(app, s.executions, "per run; default 200000 for nan, 10000 for f16");
+  nnfuzz_flags::batch(app, s.batch);
+  nnfuzz_flags::sigma(app, s.sigma, "default 0.2 for nan on [-1,1], 0.1 for f16 on [0,1]");
+  nnfuzz_flags::radius(app, s.radius, "tensorfuzz, radius-x10, radius-div10");
+  nnfuzz_flags::target_rate(app, s.target_rate);
   app.add_option("--coverage-scale", s.coverage_scale, "multiply the coverage vectors (10x larger or smaller logits)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  ex::flag::jobs(app, s.jobs);
-  ex::flag::train_steps(app, s.train_steps);
+  nnfuzz_flags::jobs(app, s.jobs);
+  nnfuzz_flags::train_steps(app, s.train_steps);
   CLI11_PARSE(app, argc, argv);
   try {
     ex::pin_eigen_cache_sizes();  // NNFUZZ_EIGEN_CACHE_SIZES (scripts/reproduce.sh --quick)

@@ -3,6 +3,8 @@
 // checked output files, command-line counts.
 #pragma once
 
+#include "shared/scale.hpp"
+
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/data/idx.hpp>
 #include <nnfuzz/models/mlp_file.hpp>
@@ -35,20 +37,15 @@ using nnfuzz::Mlp;
 using nnfuzz::RowMatrix;
 namespace fs = std::filesystem;
 
-/// Pixel scale of the inputs: [0,1] as stored, or [-1,1] as TensorFuzz's code scaled them.
-struct Scale {
-  std::string name = "pm1";  ///< "01" or "pm1"
-  float lo() const { return name == "pm1" ? -1.0f : 0.0f; }
-  float hi() const { return 1.0f; }
-  /// Pixel units per [0,1] unit: 2 on [-1,1].
-  float factor() const { return hi() - lo(); }
-  void apply(RowMatrix& x) const {
-    if (name == "pm1") x = (x.array() * 2.0f - 1.0f).matrix();
-  }
-  void validate() const {
-    if (name != "01" && name != "pm1") throw std::invalid_argument("--scale must be 01 or pm1, got '" + name + "'");
-  }
-};
+/// The pixel range (shared/scale.hpp): the drivers train and cache models for 01 and pm1.
+using Scale = nnfuzz_flags::Scale;
+
+/// Throws std::invalid_argument unless `scale` is 01 or pm1 (the ranges models are trained for).
+inline void require_named(const Scale& scale) {
+  if (!scale.named())
+    throw std::invalid_argument("--scale must be 01 or pm1 (the ranges the models are trained for), got '" +
+                                scale.name() + "'");
+}
 
 /// A data set in memory, scaled.
 struct Data {
@@ -115,7 +112,7 @@ inline Recipe recipe(const std::string& name, Index steps = 0) {
 inline Mlp<float> train_or_load(const Recipe& r, const Data& data, const Scale& scale, const std::string& models_dir,
                                 std::ostream& log) {
   fs::create_directories(models_dir);
-  const std::string path = (fs::path(models_dir) / (data.name + "-" + r.name + "-" + scale.name + ".bin")).string();
+  const std::string path = (fs::path(models_dir) / (data.name + "-" + r.name + "-" + scale.name() + ".bin")).string();
   Mlp<float> net;
   if (fs::exists(path)) {
     net = nnfuzz::load_mlp(path);
@@ -134,7 +131,7 @@ inline Mlp<float> train_or_load(const Recipe& r, const Data& data, const Scale& 
     log << "model " << r.name << ": trained in " << rep.seconds << " s, saved " << path << "\n";
   }
   log << "model " << r.name << ": test accuracy " << 100.0 * nnfuzz::accuracy(net, data.test.images, data.test.labels)
-      << "% on " << data.test.images.rows() << " " << data.name << " test images (pixels " << scale.name << ")\n";
+      << "% on " << data.test.images.rows() << " " << data.name << " test images (pixels " << scale.name() << ")\n";
   return net;
 }
 

@@ -11,7 +11,7 @@
 // a CSV of corpus size vs executions per run, and corpus_growth.png (gnuplot).
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include "mnist_common.hpp"
-#include "common/flags.hpp"
+#include "shared/flags.hpp"
 #include "sync_common.hpp"
 
 #include <CLI/CLI.hpp>
@@ -28,7 +28,7 @@ struct Settings {
   std::string data_dir = "data/mnist", out_dir = "out/mnist_nan", models_dir = "out/models";
   std::string recipe = "tf-nan", coverage = "sum-abs-logits", backend = "kdtree";
   std::vector<Baseline> baselines{kBaselines.begin(), kBaselines.end()};  // the table's rows
-  ex::Scale scale;
+  ex::Scale scale{-1.0f, 1.0f};
   int runs = 10;
   std::uint64_t seed = 1;
   std::uint64_t executions = 200000;
@@ -74,7 +74,7 @@ RunRow fuzz_once(const Settings& s, Baseline baseline, int run, const NanTarget&
   o.seed = s.seed * 1000 + static_cast<std::uint64_t>(run);  // the same RNG stream for every baseline
   BaselineSettings bs;
   bs.sigma = s.sigma;
-  bs.bounds = MutationBounds{s.scale.lo(), s.scale.hi()};
+  bs.bounds = MutationBounds{s.scale.lo, s.scale.hi};
   bs.radius = s.radius;
   const std::string method = baseline_name(baseline);
   return with_baseline(baseline, target, NonFiniteObjective(), bs, o, [&](auto& fuzzer) {
@@ -110,29 +110,29 @@ RunRow fuzz_once(const Settings& s, Baseline baseline, int run, const NanTarget&
            << seed_rows[static_cast<std::size_t>(f.root)] << "-label"
            << data.train.labels(seed_rows[static_cast<std::size_t>(f.root)]) << "-pred" << pred << "-" << row.what
            << ".png";
-      ex::write_triptych(name.str(), seeds.row(f.root), f.input, data.train.rows, data.train.cols, s.scale.lo(),
-                         s.scale.hi());
+      ex::write_triptych(name.str(), seeds.row(f.root), f.input, data.train.rows, data.train.cols, s.scale.lo,
+                         s.scale.hi);
     }
     return row;
   });
 }
 
 void add_options(CLI::App& app, Settings& s) {
-  ex::flag::data(app, s.data_dir);
-  ex::flag::out(app, s.out_dir, "findings/, csv/, plots");
-  ex::flag::models(app, s.models_dir);
-  ex::flag::recipe(app, s.recipe, "tf-nan or adam");
-  ex::flag::scale(app, s.scale.name);
-  ex::flag::runs(app, s.runs);
-  ex::flag::campaign(app, s, {"run r uses seed*1000 + r", "per run", ""});
-  ex::flag::seeds(app, s.seeds, "data-set images per run");
+  nnfuzz_flags::data(app, s.data_dir);
+  nnfuzz_flags::out(app, s.out_dir, "findings/, csv/, plots");
+  nnfuzz_flags::models(app, s.models_dir);
+  nnfuzz_flags::recipe(app, s.recipe, "tf-nan or adam");
+  nnfuzz_flags::scale(app, s.scale);
+  nnfuzz_flags::runs(app, s.runs);
+  nnfuzz_flags::campaign(app, s, {"run r uses seed*1000 + r", "per run", ""});
+  nnfuzz_flags::seeds(app, s.seeds, "data-set images per run");
   app.add_option("--coverage", s.coverage,
                  "coverage vector: sum-abs-logits (TensorFuzz), value-profile (+ max logit, logit spread) or logits")
       ->capture_default_str();
-  ex::flag::backend(app, s.backend, "--sync workers");
-  ex::flag::baselines(app, s.baselines);
+  nnfuzz_flags::backend(app, s.backend, "--sync workers");
+  nnfuzz_flags::baselines(app, s.baselines);
   app.add_flag("--progress", s.progress, "print libFuzzer-style status lines while fuzzing");
-  ex::flag::train_steps(app, s.train_steps);
+  nnfuzz_flags::train_steps(app, s.train_steps);
   ex::add_sync_options(&app, s.sync);
   app.add_option("--max-findings", s.max_findings, "--sync: stop after this many findings (0: at the budget only)")
       ->check(CLI::NonNegativeNumber)
@@ -143,7 +143,7 @@ void add_options(CLI::App& app, Settings& s) {
 }
 
 void validate(const Settings& s) {
-  s.scale.validate();
+  ex::require_named(s.scale);
   if (s.replay && !s.sync.enabled()) throw std::invalid_argument("--replay needs --sync DIR");
   if (!s.replay) ex::check_sync_flags(s.sync);
   if (s.coverage != "sum-abs-logits" && s.coverage != "logits" && s.coverage != "value-profile")
@@ -255,7 +255,7 @@ void sync_worker(const Settings& s, const NanTarget& target, Coverage coverage, 
   o.max_findings = s.max_findings;
   o.seed = worker_seed(s.seed, s.sync.worker);
   auto fuzzer = make_fuzzer(target, RecentSampler(),
-                            GaussianMutator(s.sigma, MutationBounds{s.scale.lo(), s.scale.hi()}, s.sigma_range),
+                            GaussianMutator(s.sigma, MutationBounds{s.scale.lo, s.scale.hi}, s.sigma_range),
                             std::move(coverage), NonFiniteObjective(), o);
   SyncDirectory sync(s.sync.dir, s.sync.worker, ex::sync_options(s.sync, o.seed));
   ProgressPrinter printer(std::cerr, 5.0, 1.0);
@@ -322,7 +322,7 @@ void run_experiment(const Settings& s) {
             << " images give a non-finite value\n";
   std::cout << "fuzzing: " << s.runs << " runs x " << s.executions << " executions, batch " << s.batch << ", sigma "
             << s.sigma << ", TensorFuzz's radius " << s.radius << " (L2), coverage " << s.coverage << ", " << s.seeds
-            << " seeds, pixels " << s.scale.name << "; rows: " << ex::baseline_names(s.baselines) << "\n\n";
+            << " seeds, pixels " << s.scale.name() << "; rows: " << nnfuzz_flags::baseline_names(s.baselines) << "\n\n";
   print_table(s, fuzz_all(s, target, data));
   plot_corpus_growth(s, data);
   std::cout << "pictures of the findings: " << s.out_dir << "/findings/, plot: " << s.out_dir << "/corpus_growth.png\n";

@@ -10,7 +10,7 @@
 // (evaluated again from the saved input, and not a tie within float16 rounding) before it counts.
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include "mnist_common.hpp"
-#include "common/flags.hpp"
+#include "shared/flags.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -31,7 +31,7 @@ struct Settings {
   std::vector<Baseline> baselines{kBaselines.begin(), kBaselines.end()};  // the table's rows
   std::vector<std::string> twins{"half-arithmetic", "half-storage"};
   std::vector<float> eps{0.2f, 0.4f};
-  ex::Scale scale{"01"};
+  ex::Scale scale;
   Index seeds = 100;
   std::uint64_t seed = 1;
   std::uint64_t executions = 10000;
@@ -107,7 +107,7 @@ SeedResult fuzz_seed(const Settings& s, const Pair& pair, Baseline baseline, flo
   o.seed = rng_seed;
   BaselineSettings bs;
   bs.sigma = s.sigma;
-  bs.bounds = MutationBounds{s.scale.lo(), s.scale.hi(), eps};
+  bs.bounds = MutationBounds{s.scale.lo, s.scale.hi, eps};
   bs.radius = s.radius;
   // Gaps of one float16 ulp are ties, not disagreements.
   return with_baseline(baseline, pair, DisagreementObjective(0.0f, 1.0f), bs, o, [&](auto& fuzzer) {
@@ -162,28 +162,28 @@ void run_twin(const Settings& s, const std::string& twin, const Pair& pair, cons
 }
 
 void add_options(CLI::App& app, Settings& s) {
-  ex::flag::data(app, s.data_dir);
-  ex::flag::out(app, s.out_dir, "findings/, csv/, plots");
-  ex::flag::models(app, s.models_dir);
-  ex::flag::recipe(app, s.recipe, "tf-quant or adam");
-  ex::flag::scale(app, s.scale.name);
+  nnfuzz_flags::data(app, s.data_dir);
+  nnfuzz_flags::out(app, s.out_dir, "findings/, csv/, plots");
+  nnfuzz_flags::models(app, s.models_dir);
+  nnfuzz_flags::recipe(app, s.recipe, "tf-quant or adam");
+  nnfuzz_flags::scale(app, s.scale);
   app.add_option("--twins", s.twins, "float16 twins: half-arithmetic, half-storage")
       ->delimiter(',')
       ->capture_default_str();
-  ex::flag::eps(app, s.eps);
-  ex::flag::seeds(app, s.seeds, "test images to fuzz around");
-  ex::flag::campaign(app, s, {"", "per seed image", "on the float logits"});
-  ex::flag::baselines(app, s.baselines);
-  ex::flag::jobs(app, s.jobs);
+  nnfuzz_flags::eps(app, s.eps);
+  nnfuzz_flags::seeds(app, s.seeds, "test images to fuzz around");
+  nnfuzz_flags::campaign(app, s, {"", "per seed image", "on the float logits"});
+  nnfuzz_flags::baselines(app, s.baselines);
+  nnfuzz_flags::jobs(app, s.jobs);
   app.add_option("--pictures", s.pictures, "PNGs written per configuration")
-      ->transform(ex::integer_count<std::decay_t<decltype(s.pictures)>>())
+      ->transform(nnfuzz_flags::integer_count<std::decay_t<decltype(s.pictures)>>())
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  ex::flag::train_steps(app, s.train_steps);
+  nnfuzz_flags::train_steps(app, s.train_steps);
 }
 
 void validate(const Settings& s) {
-  s.scale.validate();
+  ex::require_named(s.scale);
   for (const auto& t : s.twins)
     if (t != "half-arithmetic" && t != "half-storage")
       throw std::invalid_argument("--twins must list half-arithmetic and/or half-storage, got '" + t + "'");
@@ -223,7 +223,7 @@ void report(const Settings& s, const ex::Data& data, const std::vector<Index>& s
           name << s.out_dir << "/findings/" << c.twin << "-eps" << c.eps << "-" << c.method << "-test" << seed_rows[i]
                << "-float" << r.ref_class << "-half" << r.cand_class << ".png";
           ex::write_triptych(name.str(), data.test.images.row(seed_rows[i]), r.input, data.test.rows, data.test.cols,
-                             s.scale.lo(), s.scale.hi());
+                             s.scale.lo, s.scale.hi);
         }
       }
       ties += r.tie;
@@ -317,7 +317,7 @@ void run_experiment(const Settings& s) {
   const std::vector<Index> seed_rows = pick_seeds(s, net, data);
   std::cout << "fuzzing " << seed_rows.size() << " seeds x " << s.executions << " executions, batch " << s.batch
             << ", sigma " << s.sigma << ", coverage float logits, TensorFuzz's radius " << s.radius << " (L2), pixels "
-            << s.scale.name << "; rows: " << ex::baseline_names(s.baselines) << "\n";
+            << s.scale.name() << "; rows: " << nnfuzz_flags::baseline_names(s.baselines) << "\n";
 
   std::vector<Config> configs;
   for (const auto& twin : s.twins) {

@@ -5,7 +5,7 @@
 //   mnist_train --data data/mnist --scale pm1 --recipes tf-nan,tf-quant,adam
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include "mnist_common.hpp"
-#include "common/flags.hpp"
+#include "shared/flags.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -14,20 +14,20 @@
 int main(int argc, char** argv) {
   CLI::App app{"Train (or load cached) the MNIST models nnfuzz's examples fuzz"};
   std::string data_dir = "data/mnist", models_dir = "out/models";
-  ex::Scale scale;
+  ex::Scale scale{-1.0f, 1.0f};
   std::vector<std::string> recipes{"tf-nan", "tf-quant", "adam"};
-  ex::flag::data(app, data_dir);
-  ex::flag::models(app, models_dir, "where trained models are cached");
-  ex::flag::scale(app, scale.name);
+  nnfuzz_flags::data(app, data_dir);
+  nnfuzz_flags::models(app, models_dir, "where trained models are cached");
+  nnfuzz_flags::scale(app, scale);
   app.add_option("--recipes", recipes, "recipes to train: tf-nan, tf-quant, adam")
       ->delimiter(',')
       ->capture_default_str();
   nnfuzz::Index steps = 0;
-  ex::flag::train_steps(app, steps);
+  nnfuzz_flags::train_steps(app, steps);
   CLI11_PARSE(app, argc, argv);
   try {
     ex::pin_eigen_cache_sizes();  // NNFUZZ_EIGEN_CACHE_SIZES (scripts/reproduce.sh --quick)
-    scale.validate();
+    ex::require_named(scale);
     const ex::Data data = ex::load_data(data_dir, scale);
     std::cout << "data " << data.name << ": " << data.train.images.rows() << " train, " << data.test.images.rows()
               << " test images\n";

@@ -17,7 +17,7 @@
 // PNGs per candidate: seed | found | minimised | difference).
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include "mnist_common.hpp"
-#include "common/flags.hpp"
+#include "shared/flags.hpp"
 
 #include <nnfuzz/minimize.hpp>
 #include <nnfuzz/models/prune.hpp>
@@ -303,7 +303,7 @@ Mlp<float> pruned(const Settings& s, const ex::Data& data, const ex::Recipe& r, 
 
 void run_data(const Settings& s, const std::string& dir, std::vector<ModelRow>& models, std::vector<Config>& configs,
               std::vector<CandidateReport>& reports) {
-  const ex::Scale scale{"01"};
+  const ex::Scale scale;
   const ex::Data data = ex::load_data(dir, scale);
   const ex::Recipe recipe = ex::recipe("adam", s.train_steps);
   const Mlp<float> old_net = ex::train_or_load(recipe, data, scale, s.models_dir, std::cout);
@@ -388,34 +388,34 @@ std::string report(const Settings& s, const std::vector<ModelRow>& models, const
 }
 
 void add_options(CLI::App& app, Settings& s) {
-  ex::flag::data(app, s.data_dir, "MNIST digits; empty: skipped");
+  nnfuzz_flags::data(app, s.data_dir, "MNIST digits; empty: skipped");
   app.add_option("--fashion", s.fashion_dir, "Fashion-MNIST directory (same format); empty: skipped")
       ->capture_default_str();
-  ex::flag::out(app, s.out_dir, "results.md, seeds.csv");
-  ex::flag::models(app, s.models_dir);
+  nnfuzz_flags::out(app, s.out_dir, "results.md, seeds.csv");
+  nnfuzz_flags::models(app, s.models_dir);
   app.add_option("--candidates", s.candidates, "release candidates: float16, int8, pruned50, pruned90, retrained")
       ->delimiter(',')
       ->capture_default_str();
-  ex::flag::eps(app, s.eps);
-  ex::flag::seeds(app, s.seeds, "test images to fuzz around, per candidate");
-  ex::flag::campaign(app, s, {"", "per seed image, CGF and random alike", "CGF, on the old logits"});
+  nnfuzz_flags::eps(app, s.eps);
+  nnfuzz_flags::seeds(app, s.seeds, "test images to fuzz around, per candidate");
+  nnfuzz_flags::campaign(app, s, {"", "per seed image, CGF and random alike", "CGF, on the old logits"});
   app.add_option("--calibration", s.calibration, "training images that calibrate the int8 ranges")
-      ->transform(ex::integer_count<std::decay_t<decltype(s.calibration)>>())
+      ->transform(nnfuzz_flags::integer_count<std::decay_t<decltype(s.calibration)>>())
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   app.add_option("--finetune-steps", s.finetune_steps, "fine-tuning steps of the pruned models")
-      ->transform(ex::integer_count<std::decay_t<decltype(s.finetune_steps)>>())
+      ->transform(nnfuzz_flags::integer_count<std::decay_t<decltype(s.finetune_steps)>>())
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--minimize-executions", s.minimize_executions, "minimize() budget per disagreement")
-      ->transform(ex::integer_count<std::decay_t<decltype(s.minimize_executions)>>())
+      ->transform(nnfuzz_flags::integer_count<std::decay_t<decltype(s.minimize_executions)>>())
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--pictures", s.pictures, "report pictures (seed | found | minimised | difference) per candidate")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
-  ex::flag::jobs(app, s.jobs);
-  ex::flag::train_steps(app, s.train_steps);
+  nnfuzz_flags::jobs(app, s.jobs);
+  nnfuzz_flags::train_steps(app, s.train_steps);
   app.add_flag("--quick", s.quick,
                "a small run (10 seeds, 300 executions, 100 fine-tuning steps, 1000 minimisation executions) unless "
                "those options are given");

@@ -27,7 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "common/flags.hpp"
+#include "cli_common.hpp"
+#include "shared/flags.hpp"
 #include "common/text_lines.hpp"
 
 namespace {
@@ -64,10 +65,10 @@ int main(int argc, char** argv) {
   app.add_option("--eps", eps, "L-inf radius around the seed, in pixel levels of 255")
       ->check(CLI::Range(1.0f, 255.0f))
       ->capture_default_str();
-  ex::flag::executions(app, executions, "per word");
-  ex::flag::seed(app, seed, "the master seed: word i's run uses seed * 1000 + i");
-  ex::flag::batch(app, batch);
-  ex::flag::baselines(app, baselines);
+  nnfuzz_flags::executions(app, executions, "per word");
+  nnfuzz_flags::seed(app, seed, "the master seed: word i's run uses seed * 1000 + i");
+  nnfuzz_flags::batch(app, batch);
+  nnfuzz_flags::baselines(app, baselines);
   app.add_option("--objective", objective,
                  "blacklist: reads the word's blacklisted twin; differs: reads anything but the word")
       ->check(CLI::IsMember({"blacklist", "differs"}))

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "cli_common.hpp"
-#include "common/flags.hpp"
+#include "shared/flags.hpp"
 
 namespace ex {
 
@@ -33,7 +33,7 @@ inline void add_sync_options(CLI::App* app, SyncFlags& f) {
   app->add_option("--sync-interval", f.interval, "--sync: seconds between syncs")
       ->check(CLI::Range(0.01, 3600.0))
       ->capture_default_str();
-  flag::samples_per_bug(*app, f.samples_per_bug, "--sync: in this worker's directory");
+  nnfuzz_flags::samples_per_bug(*app, f.samples_per_bug, "--sync: in this worker's directory");
 }
 
 /// Throws std::invalid_argument for --sync without a valid --worker, or --worker without --sync.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The experiment drivers' shared flags, each declared once (libFuzzer's FuzzerFlags.def): one
-// spelling, one help text, one check. A driver adds a flag with ex::flag::NAME(app, variable)
-// and may append a note saying what the flag means there ("per run", "per seed image").
+// The flags the nnfuzz command (cli/) and the experiment drivers (experiments/) share, each
+// declared once (libFuzzer's FuzzerFlags.def): one spelling, one help text, one check. A program
+// adds a flag with nnfuzz_flags::NAME(app, variable) and may append a note saying what the flag
+// means there ("per run", "per seed image").
 #pragma once
 
 #include <algorithm>
@@ -12,11 +13,12 @@
 
 #include <CLI/CLI.hpp>
 
-#include "../cli_common.hpp"
+#include "integer_count.hpp"
+#include "scale.hpp"
 
 #include <nnfuzz/baselines.hpp>
 
-namespace ex {
+namespace nnfuzz_flags {
 
 /// "random, fitness, tensorfuzz, default": the names of `bs`, comma-separated.
 inline std::string baseline_names(const std::vector<nnfuzz::Baseline>& bs) {
@@ -24,8 +26,6 @@ inline std::string baseline_names(const std::vector<nnfuzz::Baseline>& bs) {
   for (nnfuzz::Baseline b : bs) out += (out.empty() ? "" : ",") + std::string(nnfuzz::baseline_name(b));
   return out;
 }
-
-namespace flag {
 
 namespace detail {
 inline std::string help(const char* text, const std::string& note) {
@@ -51,9 +51,35 @@ inline CLI::Option* recipe(CLI::App& app, std::string& v, const std::string& not
   return app.add_option("--recipe", v, detail::help("model recipe: tf-nan, tf-quant (TensorFuzz's), adam", note))
       ->capture_default_str();
 }
-/// --scale 01|pm1: the pixel scale.
+/// Checks a --scale value as it is read (Scale::parse's message).
+inline CLI::Validator scale_check() {
+  return CLI::Validator(
+      [](std::string& text) {
+        try {
+          Scale::parse(text);
+          return std::string();
+        } catch (const std::invalid_argument& e) {
+          const std::string what = e.what(), prefix = "option --scale: ";  // CLI11 names the option itself
+          return what.compare(0, prefix.size(), prefix) == 0 ? what.substr(prefix.size()) : what;
+        }
+      },
+      "SCALE");
+}
+/// --scale 01|pm1|LO,HI: the input range (shared/scale.hpp), parsed and checked as it is read.
+inline CLI::Option* scale(CLI::App& app, Scale& v, const std::string& note = "") {
+  return app
+      .add_option_function<std::string>(
+          "--scale", [&v](const std::string& text) { v = Scale::parse(text); },
+          detail::help("input range: 01 = [0,1], pm1 = [-1,1] (TensorFuzz), or LO,HI; bytes map onto it", note))
+      ->check(scale_check())
+      ->default_str(v.name());
+}
+/// The same, kept as text (a driver whose default depends on other flags); checked as it is read.
 inline CLI::Option* scale(CLI::App& app, std::string& v, const std::string& note = "") {
-  return app.add_option("--scale", v, detail::help("pixel scale: 01 = [0,1], pm1 = [-1,1] (TensorFuzz)", note))
+  return app
+      .add_option("--scale", v,
+                  detail::help("input range: 01 = [0,1], pm1 = [-1,1] (TensorFuzz), or LO,HI; bytes map onto it", note))
+      ->check(scale_check())
       ->capture_default_str();
 }
 /// --runs N: independent runs per method.
@@ -213,5 +239,4 @@ void campaign(CLI::App& app, S& s, const CampaignNotes& notes = {}) {
   radius(app, s.radius, notes.radius);
 }
 
-}  // namespace flag
-}  // namespace ex
+}  // namespace nnfuzz_flags
