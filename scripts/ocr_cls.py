@@ -13,7 +13,12 @@ disagreement — the two models' argmax classes differ (0° vs 180°), the objec
 excluded — on an input within L∞ 16/255 of the seed in the model's [-1, 1] units (8/255 of a
 pixel), within the budget (default 400 executions, batch 4).
 
-  ocr_cls.py NNFUZZ CLS.onnx OUT_DIR [--executions N] [--masters 1,2,3]
+With --nan: the NaN/Inf hunt on cls alone (`--objective nan`, no L∞ bound: the whole input
+range [-1, 1]). Its rule, fixed before its runs (2026-12-06): a seed counts when its campaign
+reports a non-finite value in any output of cls within the budget (default 400 executions,
+batch 4).
+
+  ocr_cls.py NNFUZZ CLS.onnx OUT_DIR [--executions N] [--masters 1,2,3] [--nan]
 """
 import argparse, json, os, statistics, subprocess, sys
 
@@ -38,6 +43,7 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--executions", type=int, default=400)
     ap.add_argument("--masters", default="1,2,3")
+    ap.add_argument("--nan", action="store_true", help="the NaN/Inf hunt on cls alone")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     masters = [int(m) for m in a.masters.split(",")]
@@ -48,20 +54,25 @@ def main():
                         "192", t], check=True)
         seeds.append(path)
     rows = []
-    for wt in ("f16", "int8"):
-        cand = os.path.join(a.out, f"cls-{wt}.onnx")
-        conv = run([a.nnfuzz, "convert", a.cls, cand, "--weights", wt, "--json"])
-        info = json.loads(conv.stdout)
+    for wt in (("nan",) if a.nan else ("f16", "int8")):
+        if wt == "nan":
+            target, what = ["--objective", "nan"], "NaN/Inf in cls's outputs (no L∞ bound)"
+        else:
+            cand = os.path.join(a.out, f"cls-{wt}.onnx")
+            conv = run([a.nnfuzz, "convert", a.cls, cand, "--weights", wt, "--json"])
+            info = json.loads(conv.stdout)
+            target = ["--against", cand, "--objective", "disagree", "--eps", f"{EPS:.6f}"]
+            what = (f"{wt} weights ({info['values']} values, largest change "
+                    f"{100 * info['max_change_of_range']:.2f}% of range)")
         for name, label in BASELINES:
             per_master, execs = [], []
             for m in masters:
                 hits = 0
                 for i, s in enumerate(seeds):
                     d = os.path.join(a.out, f"{wt}-{name}-m{m}-s{i}")
-                    p = run([a.nnfuzz, "fuzz", a.cls, "--against", cand, "--objective", "disagree", "--seeds", s,
-                             "--input-shape", "3,48,192", "--scale", "-1,1", "--eps", f"{EPS:.6f}", "--batch", "4",
-                             "--executions", str(a.executions), "--baseline", name, "--seed", str(m), "--out", d,
-                             "--json", "-q"])
+                    p = run([a.nnfuzz, "fuzz", a.cls] + target + ["--seeds", s, "--input-shape", "3,48,192",
+                             "--scale", "-1,1", "--batch", "4", "--executions", str(a.executions), "--baseline",
+                             name, "--seed", str(m), "--out", d, "--json", "-q"])
                     j = json.loads(p.stdout)
                     if j["found"]:
                         hits += 1
@@ -69,8 +80,7 @@ def main():
                 per_master.append(hits)
                 print(f"{wt} {name} master {m}: {hits}/10", file=sys.stderr, flush=True)
             med = statistics.median(execs) if execs else None
-            rows.append(f"| {wt} weights ({info['values']} values, largest change "
-                        f"{100 * info['max_change_of_range']:.2f}% of range) | {label} (`{name}`) | " +
+            rows.append(f"| {what} | {label} (`{name}`) | " +
                         " | ".join(f"{h}/10" for h in per_master) +
                         f" | {statistics.median(per_master):g}/10 | {'—' if med is None else f'{med:g}'} |")
     head = ("| candidate | search | " + " | ".join(f"master {m}" for m in masters) +
