@@ -8,8 +8,6 @@
 #include <stdexcept>
 #include <string>
 
-#include <Eigen/Core>
-
 namespace nnfuzz_flags {
 
 /// The value range inputs live in: bytes (PNG, IDX, uint8 .npy) map 0..255 onto [lo, hi], float
@@ -50,9 +48,10 @@ struct Scale {
   bool named() const { return name() == "01" || name() == "pm1"; }
   /// Input units per [0, 1] unit: 2 on [-1, 1].
   float factor() const { return hi - lo; }
-  /// Maps values in [0, 1] (pixels read as bytes / 255) onto [lo, hi], in place.
-  template <typename Derived>
-  void apply(Eigen::MatrixBase<Derived>& x) const {
+  /// Maps values in [0, 1] (pixels read as bytes / 255) onto [lo, hi], in place (an Eigen
+  /// matrix; no Eigen include here, so that nnfuzz's headers come first and set Eigen up).
+  template <typename Matrix>
+  void apply(Matrix& x) const {
     if (lo != 0.0f || hi != 1.0f) x = ((x.array() * factor()) + lo).matrix();
   }
 };
