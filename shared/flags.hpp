@@ -51,6 +51,9 @@ inline CLI::Option* recipe(CLI::App& app, std::string& v, const std::string& not
   return app.add_option("--recipe", v, detail::help("model recipe: tf-nan, tf-quant (TensorFuzz's), adam", note))
       ->capture_default_str();
 }
+/// The help text of --scale (both forms below).
+inline constexpr const char* kScaleHelp =
+    "input range: 01 = [0,1], pm1 = [-1,1] (TensorFuzz), or LO,HI; bytes map onto it";
 /// Checks a --scale value as it is read (Scale::parse's message).
 inline CLI::Validator scale_check() {
   return CLI::Validator(
@@ -69,18 +72,13 @@ inline CLI::Validator scale_check() {
 inline CLI::Option* scale(CLI::App& app, Scale& v, const std::string& note = "") {
   return app
       .add_option_function<std::string>(
-          "--scale", [&v](const std::string& text) { v = Scale::parse(text); },
-          detail::help("input range: 01 = [0,1], pm1 = [-1,1] (TensorFuzz), or LO,HI; bytes map onto it", note))
+          "--scale", [&v](const std::string& text) { v = Scale::parse(text); }, detail::help(kScaleHelp, note))
       ->check(scale_check())
       ->default_str(v.name());
 }
 /// The same, kept as text (a driver whose default depends on other flags); checked as it is read.
 inline CLI::Option* scale(CLI::App& app, std::string& v, const std::string& note = "") {
-  return app
-      .add_option("--scale", v,
-                  detail::help("input range: 01 = [0,1], pm1 = [-1,1] (TensorFuzz), or LO,HI; bytes map onto it", note))
-      ->check(scale_check())
-      ->capture_default_str();
+  return app.add_option("--scale", v, detail::help(kScaleHelp, note))->check(scale_check())->capture_default_str();
 }
 /// --runs N: independent runs per method.
 inline CLI::Option* runs(CLI::App& app, int& v, const std::string& note = "") {
