@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/campaign/saver.hpp>
+#include <nnfuzz/campaign/sync_files.hpp>
 
 #include "support/child_process.hpp"
 #include "support/planted.hpp"
@@ -631,6 +632,56 @@ TEST_CASE("Campaign: the writer refuses, before writing, every corpus the loader
   // Findings: widths outside the loader's range are refused before writing.
   Finding empty;
   CHECK_THROWS_WITH(save_finding(dir, empty, 1), Contains("save_finding()") && Contains("width 0"));
+}
+
+TEST_CASE("Campaign: input_parts() sees both input kinds as parts, and files, signatures and refusals go through it",
+          "[campaign]") {
+  using Catch::Contains;
+  TempDir t;
+  const std::string dir = (t.dir / "parts").string();
+  Finding dense;
+  dense.input = RowVector::LinSpaced(3, 0.0f, 1.0f);
+  REQUIRE_FALSE(dense.structured());
+  const std::vector<FindingPart> d = input_parts(dense);
+  REQUIRE(d.size() == 1);
+  CHECK((d[0].kind == InputPart::Kind::floats && d[0].size == 3 && d[0].floats == dense.input.data() && !d[0].ids));
+
+  Finding text;
+  text.value = InputValue(InputLayout().tokens("prompt", 10, 4).floats("noise", 2));
+  text.value.tokens[0] = {3, 1, 4};
+  text.value.floats[1] << 0.5f, -0.25f;
+  REQUIRE(text.structured());
+  const std::vector<FindingPart> p = input_parts(text);
+  REQUIRE(p.size() == 2);
+  CHECK((p[0].kind == InputPart::Kind::tokens && p[0].size == 3 && p[0].ids[2] == 4 && !p[0].floats));
+  CHECK((p[1].kind == InputPart::Kind::floats && p[1].size == 2 && p[1].floats[1] == -0.25f));
+
+  // Both round-trip through their file format (version 1 and 2) with their signature.
+  for (const Finding* f : {&dense, &text}) {
+    const SavedFinding back = load_finding(save_finding(dir, *f, 7));
+    CHECK(back.finding.input == f->input);
+    CHECK(back.finding.value == f->value);
+    CHECK(finding_signature(back.finding) == finding_signature(*f));
+  }
+  CHECK(finding_signature(dense) != finding_signature(text));
+  Finding moved = dense;
+  moved.input(1) += 0.125f;
+  CHECK(finding_signature(moved) != finding_signature(dense));
+
+  // Refusals name the part: a slot with ids and floats, a negative id, a NaN in a float part.
+  Finding both = text;
+  both.value.floats[0] = RowVector::Ones(2);
+  CHECK_THROWS_WITH(save_finding(dir, both, 1), Contains("save_finding(): finding part 0") && Contains("not both"));
+  Finding negative = text;
+  negative.value.tokens[0][1] = -2;
+  CHECK_THROWS_WITH(save_finding(dir, negative, 1), Contains("part 0 holds a negative token id -2"));
+  Finding nan = text;
+  nan.value.floats[1](0) = std::numeric_limits<float>::quiet_NaN();
+  CHECK_THROWS_WITH(save_finding(dir, nan, 1), Contains("part 1 holds a non-finite input value"));
+  Finding uneven = text;
+  uneven.value.floats.pop_back();
+  CHECK_THROWS_WITH(save_finding(dir, uneven, 1), Contains("2 token and 1 float part slots"));
+  CHECK(load_findings(dir).size() == 2);  // nothing refused was written
 }
 
 TEST_CASE("Campaign: two writers in one directory lose nothing", "[campaign]") {

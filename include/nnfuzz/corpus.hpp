@@ -49,26 +49,10 @@ class Corpus {
   Corpus(const InputLayout& layout, Index coverage_dim) { reset(layout, coverage_dim); }
 
   /// Drops every element and sets the dimensions (dense inputs).
-  void reset(Index input_dim, Index coverage_dim) {
-    structured_ = false;
-    executions_ = 0;
-    layout_ = InputLayout();
-    inputs_.reset(input_dim);
-    tokens_.reset(0);
-    coverage_.reset(coverage_dim);
-    entries_.clear();
-    coverage_state_.clear();
-  }
+  void reset(Index input_dim, Index coverage_dim) { reset_shape(false, InputLayout(), input_dim, 0, coverage_dim); }
   /// Drops every element and sets the layout (structured inputs).
   void reset(const InputLayout& layout, Index coverage_dim) {
-    structured_ = true;
-    executions_ = 0;
-    layout_ = layout;
-    inputs_.reset(layout.float_cells());
-    tokens_.reset(layout.token_cells());
-    coverage_.reset(coverage_dim);
-    entries_.clear();
-    coverage_state_.clear();
+    reset_shape(true, layout, layout.float_cells(), layout.token_cells(), coverage_dim);
   }
   /// True for a corpus of structured inputs (view(), layout()); false for dense rows (input()).
   bool structured() const { return structured_; }
@@ -172,10 +156,7 @@ class Corpus {
   }
   /// Empties this corpus and gives it the shape of `o` (no-op on the shape when it has it already).
   void reset_like(const Corpus& o) {
-    if (o.structured_)
-      reset(o.layout_, o.coverage_dim());
-    else
-      reset(o.input_dim(), o.coverage_dim());
+    reset_shape(o.structured_, o.layout_, o.input_dim(), o.token_cells(), o.coverage_dim());
   }
 
   /// Reserves room for n entries' bookkeeping (rows grow in chunks anyway).
@@ -196,6 +177,18 @@ class Corpus {
   }
 
  private:
+  // The one reset: both kinds' stores, with the cells per input the layout (or a dense width) gives.
+  void reset_shape(bool structured, const InputLayout& layout, Index float_cells, Index token_cells,
+                   Index coverage_dim) {
+    structured_ = structured;
+    executions_ = 0;
+    layout_ = layout;
+    inputs_.reset(float_cells);
+    tokens_.reset(token_cells);
+    coverage_.reset(coverage_dim);
+    entries_.clear();
+    coverage_state_.clear();
+  }
   // Appends the coverage vector and the entry, once the input's cells are stored.
   Index push_entry(const float* coverage, Index parent, Index root, Index depth, std::uint64_t execution) {
     CorpusEntry e;

@@ -6,6 +6,7 @@
 #include "input.hpp"
 #include "detail/config.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -78,7 +79,43 @@ struct Finding {
   /// objective does not say). `what` is the sentence for people.
   std::string fired;
   InputValue value;  ///< the input, for models with structured inputs (InputLayout); `input` is empty then
+
+  /// True when the input is structured (held by `value`), false when it is a dense row (`input`).
+  bool structured() const { return !value.tokens.empty() || !value.floats.empty(); }
 };
+
+/// One part of a finding's input, as code that handles both input kinds reads it (input_parts()).
+struct FindingPart {
+  InputPart::Kind kind = InputPart::Kind::floats;  ///< floats or token ids
+  const float* floats = nullptr;                   ///< float parts: `size` values (else nullptr)
+  const TokenId* ids = nullptr;                    ///< token parts: `size` ids (else nullptr)
+  std::size_t size = 0;                            ///< values or ids in the part
+  bool both = false;  ///< a malformed InputValue slot holding ids and floats (the ids are described)
+};
+
+/// The parts of a finding's input, pointing into it: a dense input is one float part (its row);
+/// a structured one has a part per slot of Finding::value (a token part where the slot holds ids).
+/// The one place that reads `input` or `value` by the input's kind: writers, signatures,
+/// distances and messages go through these parts.
+inline std::vector<FindingPart> input_parts(const Finding& f) {
+  std::vector<FindingPart> parts;
+  if (!f.structured()) {
+    parts.push_back({InputPart::Kind::floats, f.input.data(), nullptr, static_cast<std::size_t>(f.input.size())});
+    return parts;
+  }
+  const std::size_t n = std::max(f.value.tokens.size(), f.value.floats.size());
+  for (std::size_t p = 0; p < n; ++p) {
+    const std::vector<TokenId>* ids = p < f.value.tokens.size() ? &f.value.tokens[p] : nullptr;
+    const RowVector* xs = p < f.value.floats.size() ? &f.value.floats[p] : nullptr;
+    const bool has_floats = xs && xs->size() > 0;
+    if (ids && !ids->empty())
+      parts.push_back({InputPart::Kind::tokens, nullptr, ids->data(), ids->size(), has_floats});
+    else
+      parts.push_back({InputPart::Kind::floats, has_floats ? xs->data() : nullptr, nullptr,
+                       has_floats ? static_cast<std::size_t>(xs->size()) : 0});
+  }
+  return parts;
+}
 
 /// Counters of a run, updated after every batch.
 struct FuzzStats {

@@ -86,19 +86,15 @@ inline std::string get_string(Reader& r) {
 // The L-inf distance of two inputs' float cells; infinity when their token parts or shapes differ.
 inline double input_distance(const Finding& a, const Finding& b) {
   constexpr double far = std::numeric_limits<double>::infinity();
+  const std::vector<FindingPart> pa = input_parts(a), pb = input_parts(b);
+  if (pa.size() != pb.size()) return far;
   double d = 0;
-  auto floats = [&d](const float* x, const float* y, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) d = std::max(d, std::abs(static_cast<double>(x[i]) - y[i]));
-  };
-  if (a.value.tokens.size() != b.value.tokens.size() || a.value.floats.size() != b.value.floats.size() ||
-      a.input.size() != b.input.size())
-    return far;
-  floats(a.input.data(), b.input.data(), static_cast<std::size_t>(a.input.size()));
-  for (std::size_t p = 0; p < a.value.tokens.size(); ++p)
-    if (a.value.tokens[p] != b.value.tokens[p]) return far;
-  for (std::size_t p = 0; p < a.value.floats.size(); ++p) {
-    if (a.value.floats[p].size() != b.value.floats[p].size()) return far;
-    floats(a.value.floats[p].data(), b.value.floats[p].data(), a.value.floats[p].size());
+  for (std::size_t p = 0; p < pa.size(); ++p) {
+    const FindingPart &x = pa[p], &y = pb[p];
+    if (x.kind != y.kind || x.size != y.size) return far;
+    if (x.ids && !std::equal(x.ids, x.ids + x.size, y.ids)) return far;
+    for (std::size_t i = 0; x.floats && i < x.size; ++i)
+      d = std::max(d, std::abs(static_cast<double>(x.floats[i]) - y.floats[i]));
   }
   return d;
 }

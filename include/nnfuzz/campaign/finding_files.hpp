@@ -37,47 +37,35 @@ struct SavedFinding {
 inline std::string save_finding(const std::string& dir, const Finding& f, std::uint64_t run_seed) {
   namespace fs = std::filesystem;
   const fs::path fdir = fs::path(dir) / "findings";
-  const bool structured = !f.value.tokens.empty() || !f.value.floats.empty();
-  if (structured) {
-    const std::size_t parts = f.value.tokens.size();
-    if (parts < 1 || parts > detail::kMaxParts || f.value.floats.size() != parts)
-      detail::fail("save_finding(): finding has ", parts, " token and ", f.value.floats.size(),
-                   " float part slots (must be equal, 1..", detail::kMaxParts, "), directory '", fdir.string(), "'");
-    std::uint64_t cells = 0;
-    for (std::size_t p = 0; p < parts; ++p) {
-      const bool tokens = !f.value.tokens[p].empty();
-      const auto n = static_cast<std::uint64_t>(tokens ? f.value.tokens[p].size() : f.value.floats[p].size());
-      if ((tokens && f.value.floats[p].size() != 0) || n < 1 || n > detail::kMaxCampaignDim)
-        detail::fail("save_finding(): finding part ", p, " must hold 1..", detail::kMaxCampaignDim,
-                     " tokens or floats (not both), directory '", fdir.string(), "'");
-      if (tokens)
-        for (TokenId t : f.value.tokens[p])
-          if (t < 0) detail::fail("save_finding(): finding part ", p, " holds a negative token id ", t);
-      cells += n;
-    }
-    if (48 + f.what.size() + 8 * parts + 4 * cells > detail::kMaxFindingBytes)
-      detail::fail("save_finding(): finding too large for the loader, directory '", fdir.string(), "'");
-  } else if (f.input.cols() < 1 || f.input.cols() > static_cast<Index>(detail::kMaxCampaignDim))
-    detail::fail("save_finding(): finding input width ", f.input.cols(), " (must be in [1, ", detail::kMaxCampaignDim,
-                 "]), directory '", fdir.string(), "'");
-  if (structured) {
-    for (std::size_t p = 0; p < f.value.floats.size(); ++p)
-      if (!detail::all_finite(f.value.floats[p].data(), f.value.floats[p].size()))
-        detail::fail("save_finding(): finding part ", p, " holds a non-finite input value (the loader refuses it), ",
-                     "directory '", fdir.string(), "'");
-  } else if (!detail::all_finite(f.input.data(), static_cast<std::size_t>(f.input.cols()))) {
-    detail::fail("save_finding(): finding holds a non-finite input value (the loader refuses it), directory '",
-                 fdir.string(), "'");
+  const std::vector<FindingPart> parts = input_parts(f);
+  if (parts.size() > detail::kMaxParts || f.value.tokens.size() != f.value.floats.size())
+    detail::fail("save_finding(): finding has ", f.value.tokens.size(), " token and ", f.value.floats.size(),
+                 " float part slots (must be equal, at most ", detail::kMaxParts, "), directory '", fdir.string(), "'");
+  std::uint64_t cells = 0;
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    const FindingPart& x = parts[p];
+    if (x.both || x.size < 1 || x.size > detail::kMaxCampaignDim)
+      detail::fail("save_finding(): finding part ", p, " has width ", x.size, " (must hold 1..",
+                   detail::kMaxCampaignDim, " tokens or floats, not both), directory '", fdir.string(), "'");
+    for (std::size_t i = 0; x.ids && i < x.size; ++i)
+      if (x.ids[i] < 0) detail::fail("save_finding(): finding part ", p, " holds a negative token id ", x.ids[i]);
+    if (x.floats && !detail::all_finite(x.floats, x.size))
+      detail::fail("save_finding(): finding part ", p, " holds a non-finite input value (the loader refuses it), ",
+                   "directory '", fdir.string(), "'");
+    cells += x.size;
   }
-  if (48 + f.what.size() + 4 * static_cast<std::uint64_t>(f.input.cols()) > detail::kMaxFindingBytes)
+  if (48 + f.what.size() + 8 * parts.size() + 4 * cells > detail::kMaxFindingBytes)
     detail::fail("save_finding(): finding too large for the loader (description of ", f.what.size(),
                  " bytes), directory '", fdir.string(), "'");
   std::error_code ec;
   fs::create_directories(fdir, ec);
   if (ec) detail::fail("save_finding(): cannot create directory '", fdir.string(), "': ", ec.message());
+  // The format's one distinction of input kind: version 1 (a dense row, 0.1's files) stores the
+  // floats alone; version 2 stores the parts, each with its kind and size.
+  const bool v2 = f.structured();
   std::vector<std::uint8_t> out(detail::kFindingMagic, detail::kFindingMagic + 8);
-  detail::put_u32(out, structured ? 2 : 1);
-  detail::put_u32(out, static_cast<std::uint32_t>(structured ? f.value.tokens.size() : f.input.cols()));
+  detail::put_u32(out, v2 ? 2 : 1);
+  detail::put_u32(out, static_cast<std::uint32_t>(v2 ? parts.size() : parts.front().size));
   detail::put_u64(out, static_cast<std::uint64_t>(f.root));
   detail::put_u64(out, static_cast<std::uint64_t>(f.parent));
   detail::put_u64(out, static_cast<std::uint64_t>(f.depth));
@@ -85,21 +73,15 @@ inline std::string save_finding(const std::string& dir, const Finding& f, std::u
   detail::put_u64(out, run_seed);
   detail::put_u32(out, static_cast<std::uint32_t>(f.what.size()));
   out.insert(out.end(), f.what.begin(), f.what.end());
-  if (structured) {
-    for (std::size_t p = 0; p < f.value.tokens.size(); ++p) {
-      const auto& ids = f.value.tokens[p];
-      if (!ids.empty()) {
-        detail::put_u32(out, 1);
-        detail::put_u32(out, static_cast<std::uint32_t>(ids.size()));
-        for (TokenId t : ids) detail::put_u32(out, static_cast<std::uint32_t>(t));
-      } else {
-        detail::put_u32(out, 0);
-        detail::put_u32(out, static_cast<std::uint32_t>(f.value.floats[p].size()));
-        detail::put_floats(out, f.value.floats[p].data(), f.value.floats[p].size());
-      }
+  for (const FindingPart& x : parts) {
+    if (v2) {
+      detail::put_u32(out, x.ids ? 1 : 0);
+      detail::put_u32(out, static_cast<std::uint32_t>(x.size));
     }
-  } else {
-    detail::put_floats(out, f.input.data(), f.input.cols());
+    if (x.ids)
+      for (std::size_t i = 0; i < x.size; ++i) detail::put_u32(out, static_cast<std::uint32_t>(x.ids[i]));
+    else
+      detail::put_floats(out, x.floats, x.size);
   }
   const std::string stem =
       "finding-" + std::to_string(f.execution) + "-" + std::to_string(static_cast<long>(getpid())) + "-";
@@ -133,35 +115,33 @@ inline SavedFinding read_finding_file(const char* fn, const std::string& path) {
   r.need(len);
   s.finding.what.assign(reinterpret_cast<const char*>(&bytes[r.pos]), len);
   r.pos += len;
-  if (version == 2) {
+  // Version 1: one float part of `dim` values, no part header (Finding::input); version 2: `dim`
+  // parts, each with its kind and size (Finding::value).
+  const bool v2 = version == 2;
+  if (v2) {
     s.finding.value.tokens.resize(dim);
     s.finding.value.floats.resize(dim);
-    for (std::uint32_t p = 0; p < dim; ++p) {
-      const std::uint32_t kind = r.u32(), n = r.u32();
-      if (kind > 1 || n < 1 || n > kMaxCampaignDim)
-        fail(fn, ": file '", path, "' part ", p, " has kind ", kind, " and ", n, " values");
-      r.need(4 * static_cast<std::size_t>(n));  // before allocating what the file claims
-      if (kind == 1) {
-        auto& ids = s.finding.value.tokens[p];
-        ids.resize(n);
-        for (auto& t : ids) {
-          t = static_cast<TokenId>(r.u32());
-          if (t < 0) fail(fn, ": file '", path, "' part ", p, " holds a negative token id ", t);
-        }
-      } else {
-        s.finding.value.floats[p].resize(n);
-        r.floats(s.finding.value.floats[p].data(), n);
-        if (!all_finite(s.finding.value.floats[p].data(), n))
-          fail(fn, ": file '", path, "' part ", p, " holds a non-finite input value (NaN or infinity): not an input ",
-               "the fuzzer makes");
+  }
+  for (std::uint32_t p = 0; p < (v2 ? dim : 1); ++p) {
+    const std::uint32_t kind = v2 ? r.u32() : 0, n = v2 ? r.u32() : dim;
+    if (kind > 1 || n < 1 || n > kMaxCampaignDim)
+      fail(fn, ": file '", path, "' part ", p, " has kind ", kind, " and ", n, " values");
+    r.need(4 * static_cast<std::size_t>(n));  // before allocating what the file claims
+    if (kind == 1) {
+      auto& ids = s.finding.value.tokens[p];
+      ids.resize(n);
+      for (auto& t : ids) {
+        t = static_cast<TokenId>(r.u32());
+        if (t < 0) fail(fn, ": file '", path, "' part ", p, " holds a negative token id ", t);
       }
+      continue;
     }
-  } else {
-    r.need(4 * static_cast<std::size_t>(dim));  // before allocating what the file claims
-    s.finding.input.resize(dim);
-    r.floats(s.finding.input.data(), dim);
-    if (!all_finite(s.finding.input.data(), dim))
-      fail(fn, ": file '", path, "' holds a non-finite input value (NaN or infinity): not an input the fuzzer makes");
+    RowVector& xs = v2 ? s.finding.value.floats[p] : s.finding.input;
+    xs.resize(n);
+    r.floats(xs.data(), n);
+    if (!all_finite(xs.data(), n))
+      fail(fn, ": file '", path, "' part ", p, " holds a non-finite input value (NaN or infinity): not an input ",
+           "the fuzzer makes");
   }
   if (r.pos + 4 != bytes.size()) fail(fn, ": file '", path, "' has trailing bytes");
   return s;

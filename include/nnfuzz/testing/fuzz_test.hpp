@@ -72,18 +72,21 @@ std::string pair_lines(Model& model, const Finding& f, const TensorTolerances& t
   }
   return s;
 }
-/// A finding's input as text (its values; per part for a structured input), for a message that
+/// A finding's input as text (its values; "part p:" before each when it has several), for a message that
 /// must carry an input no file holds.
 inline std::string input_text(const Finding& x) {
   std::ostringstream t;
   t.precision(9);
-  for (Index c = 0; c < x.input.cols(); ++c) t << (c ? " " : "") << x.input(c);
-  for (std::size_t p = 0; p < x.value.tokens.size(); ++p) {
-    t << (p ? "; " : "") << "part " << p << ":";
-    if (!x.value.tokens[p].empty())
-      for (TokenId id : x.value.tokens[p]) t << " " << id;
-    else
-      for (float v : x.value.floats[p]) t << " " << v;
+  const std::vector<FindingPart> parts = input_parts(x);
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    if (parts.size() > 1) t << (p ? "; " : "") << "part " << p << ":";
+    for (std::size_t i = 0; i < parts[p].size; ++i) {
+      t << (i || parts.size() > 1 ? " " : "");
+      if (parts[p].ids)
+        t << parts[p].ids[i];
+      else
+        t << parts[p].floats[i];
+    }
   }
   return t.str();
 }
