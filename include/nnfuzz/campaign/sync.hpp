@@ -2,13 +2,14 @@
 // nnfuzz: campaigns beyond one process — workers that share a sync directory (libFuzzer's
 // -jobs/-reload, AFL++'s -M/-S), so that any job runner (a Kubernetes Indexed Job, a Slurm
 // array, scripts/launch_local.sh) scales a campaign. See docs/scaling.md.
-// The directory's layout and files: campaign/sync_files.hpp; stats.json and plot.csv:
-// campaign/sync_stats.hpp.
+// The directory's layout and files: campaign/sync_files.hpp; the campaign's findings:
+// campaign/sync_findings.hpp; stats.json and plot.csv: campaign/sync_stats.hpp.
 #pragma once
 
 #include "../rng.hpp"
 #include "saver.hpp"
 #include "sync_files.hpp"
+#include "sync_findings.hpp"
 #include "sync_stats.hpp"
 
 #include <algorithm>
@@ -22,7 +23,6 @@
 #include <ostream>
 #include <set>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include <fcntl.h>
@@ -112,7 +112,7 @@ class SyncDirectory {
     restore_from_ = self == watermarks_.end() ? 0 : self->second;
     restore_pending_ = restore_from_ < counters_.queue_files;
     refresh_findings();  // the campaign's findings so far (this worker's earlier ones too)
-    own_earlier_findings_ = findings_of_[id_].seen.size();
+    own_earlier_findings_ = findings_.files_of(id_);
     bugs_ = BugLog(o_.bugs);
     bugs_.open(dir_);
     start_unix_ = detail::unix_now();
@@ -158,7 +158,7 @@ class SyncDirectory {
   /// campaign already has its input or its bug has its files (SyncOptions::bugs).
   void on_finding(const Finding& f, const FuzzStats& st) {
     if (first_finding_seconds_ < 0) first_finding_seconds_ = st.seconds;
-    const bool new_input = signatures_.insert(finding_signature(f)).second;
+    const bool new_input = findings_.insert(finding_signature(f));
     if (!bugs_.count(f, new_input)) {
       ++(new_input ? counters_.repeat_findings : counters_.duplicate_findings);
       return;
@@ -204,12 +204,10 @@ class SyncDirectory {
   }
   Corpus incoming_;  // perform(): the elements of one sync, shaped like the corpus
   struct Peer {
-    std::uint64_t next = 0;       // the next queue file to read
-    detail::DirListing findings;  // of its findings/
-    std::set<std::string> seen;   // finding files already read
-    std::string dir_error;        // the last error on its queue/ or findings/ (reported once)
-    detail::DirListing queue;     // of its queue/, listed for a gap
-    std::uint64_t gap_to = 0;     // a later file present while `next` is missing (0: none seen)
+    std::uint64_t next = 0;    // the next queue file to read
+    std::string dir_error;     // the last error on its queue/ (reported once)
+    detail::DirListing queue;  // of its queue/, listed for a gap
+    std::uint64_t gap_to = 0;  // a later file present while `next` is missing (0: none seen)
     Clock::time_point gap_since{};
   };
 
@@ -217,12 +215,8 @@ class SyncDirectory {
   // over a file of its own (peers past it would never read the new contents). A gap is reported.
   void number_own_queue(const char* fn) {
     namespace fs = std::filesystem;
-    std::set<std::uint64_t> present;
     std::error_code ec;
-    for (fs::directory_iterator it(queue_, ec), end; !ec && it != end; it.increment(ec)) {
-      std::uint64_t seq = 0;
-      if (detail::parse_queue_name(it->path().filename().string(), seq)) present.insert(seq);
-    }
+    const std::set<std::uint64_t> present = detail::queue_numbers(queue_, ec);
     if (ec) detail::fail(fn, ": cannot list '", queue_, "': ", ec.message());
     counters_.queue_files = present.empty() ? 0 : *present.rbegin() + 1;
     std::uint64_t expect = 0;
@@ -380,17 +374,10 @@ class SyncDirectory {
       const auto t = fs::last_write_time(q, ec);
       if (ec) return false;
       if (!p.queue.due(t, now)) return false;
-      std::uint64_t first = 0;
-      bool any = false;
-      for (fs::directory_iterator it(q, ec), end; !ec && it != end; it.increment(ec)) {
-        std::uint64_t n = 0;
-        if (detail::parse_queue_name(it->path().filename().string(), n) && n > seq && (!any || n < first)) {
-          first = n;
-          any = true;
-        }
-      }
-      if (!any) return false;
-      p.gap_to = first;
+      const std::set<std::uint64_t> present = detail::queue_numbers(q, ec);
+      const auto later = present.upper_bound(seq);
+      if (later == present.end()) return false;
+      p.gap_to = *later;
       p.gap_since = now;
     }
     return std::chrono::duration<double>(now - p.gap_since).count() >= o_.gap_seconds;
@@ -416,45 +403,12 @@ class SyncDirectory {
     }
   }
 
-  // Signatures of findings written by any worker since the last look: a worker's findings/ is
-  // listed only when its modification time changed (DirListing: judged by this worker's clock), and each file
-  // is read once.
+  // Signatures of the findings written by any worker since the last look.
   void refresh_findings() {
-    namespace fs = std::filesystem;
-    for (const std::string& name : sync_workers(sync_)) {
-      // Its own findings/ only once (the constructor): on_finding() keeps its signatures since.
-      if (name == id_ && findings_of_.count(name) != 0) continue;
-      Peer& p = findings_of_[name];
-      const fs::path fdir = fs::path(sync_) / name / "findings";
-      std::error_code ec;
-      const auto t = fs::last_write_time(fdir, ec);
-      if (ec) {
-        if (ec != std::errc::no_such_file_or_directory)  // EACCES, a loop: not "no findings"
-          peer_error(p, detail::message("SyncDirectory: cannot read worker '", name, "''s findings '", fdir.string(),
-                                        "': ", ec.message()));
-        continue;
-      }
-      if (!p.findings.due(t, Clock::now())) continue;
-      fs::directory_iterator it(fdir, ec), end;
-      if (ec) {
-        peer_error(p, detail::message("SyncDirectory: cannot list worker '", name, "''s findings '", fdir.string(),
-                                      "': ", ec.message()));
-        p.findings.forget();
-        continue;
-      }
-      for (; !ec && it != end; it.increment(ec)) {
-        if (it->path().extension() != ".bin") continue;  // skips *.tmp.* files being written
-        const std::string file = it->path().filename().string();
-        if (!p.seen.insert(file).second) continue;
-        try {
-          signatures_.insert(finding_signature(load_finding(it->path().string()).finding));
-        } catch (const std::invalid_argument& e) {
-          if (o_.strict) throw;
-          note(e.what());
-          ++counters_.bad_files;
-        }
-      }
-    }
+    findings_.refresh(sync_, id_, o_.strict, [this](std::string e) {
+      note(std::move(e));
+      ++counters_.bad_files;
+    });
   }
 
   void write_watermarks() const {
@@ -484,8 +438,7 @@ class SyncDirectory {
   std::vector<std::string> errors_, paths_;
   std::map<std::string, std::uint64_t> watermarks_;  // as read from sync.bin
   std::map<std::string, Peer> peers_;                // queue watermarks of the other workers
-  std::map<std::string, Peer> findings_of_;          // finding files seen, per worker (itself included)
-  std::unordered_set<std::uint64_t> signatures_;     // of the campaign's findings
+  detail::CampaignFindings findings_;                // the campaign's findings' signatures
   BugLog bugs_;                                      // this worker's bugs (bugs.bin)
   std::uint64_t restore_from_ = 0;
   std::size_t own_earlier_findings_ = 0;

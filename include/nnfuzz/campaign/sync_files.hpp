@@ -16,8 +16,9 @@
 //   SYNC/<id>/sync.bin             watermarks: per worker (itself included), the first queue file
 //                                  whose elements corpus.bin may lack. "NNFZSYNC", u32 version 1,
 //                                  u32 count, per worker u32 name length + name, u64 next; crc32
-//   SYNC/<id>/stats.json           counters for monitors (`nnfuzz whatsup`; campaign/sync_stats.hpp), rewritten
-//   atomically SYNC/<id>/plot.csv             one line per sync (the header first), appended
+//   SYNC/<id>/stats.json           counters for monitors (`nnfuzz whatsup`; campaign/sync_stats.hpp),
+//                                  rewritten atomically
+//   SYNC/<id>/plot.csv             one line per sync (the header first), appended
 // Every binary file is written as campaign/files.hpp writes (temporary file `<name>.tmp.<pid>.<n>`,
 // fsync, rename or link, fsync of the directory). A reader opens only the exact final names
 // `<seq>.bin` it expects next, so it never sees a temporary file; a file that does not load (a
@@ -34,32 +35,29 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace nnfuzz {
 
-/// A 64-bit signature of a finding's input (FNV-1a over its bytes: the floats of a dense input;
-/// per part of a structured one, its kind, size and ids or floats). Two findings of one input
-/// have one signature, whichever worker made them.
+/// A 64-bit signature of a finding's input (FNV-1a over its parts, input_parts(): per part its
+/// kind, size and ids or floats; a dense input is one float part). Two findings of one input have
+/// one signature, whichever worker made them.
 inline std::uint64_t finding_signature(const Finding& f) {
   std::uint64_t h = 1469598103934665603ull;
   auto mix = [&h](const void* p, std::size_t n) {
     const auto* b = static_cast<const unsigned char*>(p);
     for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
   };
-  if (f.value.tokens.empty() && f.value.floats.empty()) {
-    mix(f.input.data(), sizeof(float) * static_cast<std::size_t>(f.input.size()));
-  } else {
-    for (std::size_t p = 0; p < f.value.tokens.size(); ++p) {
-      const bool tokens = !f.value.tokens[p].empty();
-      const std::uint64_t head[2] = {tokens ? 1u : 0u, tokens ? f.value.tokens[p].size() : f.value.floats[p].size()};
-      mix(head, sizeof head);
-      if (tokens)
-        mix(f.value.tokens[p].data(), sizeof(TokenId) * f.value.tokens[p].size());
-      else
-        mix(f.value.floats[p].data(), sizeof(float) * f.value.floats[p].size());
-    }
+  for (const FindingPart& x : input_parts(f)) {
+    const std::uint64_t head[2] = {x.ids ? 1u : 0u, x.size};
+    mix(head, sizeof head);
+    if (x.ids)
+      mix(x.ids, sizeof(TokenId) * x.size);
+    else
+      mix(x.floats, sizeof(float) * x.size);
   }
   return h;
 }
@@ -133,6 +131,18 @@ inline bool parse_queue_name(const std::string& name, std::uint64_t& seq) {
   if (sync_queue_name(v) != name) return false;
   seq = v;
   return true;
+}
+
+// The numbers of the queue files (<seq>.bin) in queue directory `q`; `ec` says whether it could
+// be listed.
+inline std::set<std::uint64_t> queue_numbers(const std::string& q, std::error_code& ec) {
+  std::set<std::uint64_t> present;
+  ec.clear();
+  for (std::filesystem::directory_iterator it(q, ec), end; !ec && it != end; it.increment(ec)) {
+    std::uint64_t seq = 0;
+    if (parse_queue_name(it->path().filename().string(), seq)) present.insert(seq);
+  }
+  return present;
 }
 
 // Whether a peer's directory must be listed again, from its modification time, judged by this
