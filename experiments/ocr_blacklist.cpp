@@ -9,8 +9,10 @@
 //
 //   ocr_blacklist --rec rec.onnx --keys ppocr_keys_v1.txt [--font DejaVuSans.ttf] [--eps 16]
 //                 [--executions 300] [--seed 1] [--batch 10] [--baselines random,fitness,tensorfuzz,default]
-//                 [--objective blacklist|differs]   differs: any reading but the word, spaces
-//                                                   around it ignored (no fitness)
+//                 [--objective blacklist|differs|misread]   differs: any reading but the word,
+//                                                   spaces around it ignored (no fitness);
+//                                                   misread: the same, by MisreadObjective (its
+//                                                   fitness: the least sure character's doubt)
 //                 [--keep-padding]                  mutate the word's columns only (padding stays 0)
 // One line per baseline and word, then per baseline: words found (of 10) and the median executions
 // to the finding among those found. Exit status: 0; 1 on an error (named).
@@ -109,8 +111,9 @@ int main(int argc, char** argv) {
   nnfuzz_flags::batch(app, batch);
   nnfuzz_flags::baselines(app, baselines);
   app.add_option("--objective", objective,
-                 "blacklist: reads the word's blacklisted twin; differs: reads anything but the word")
-      ->check(CLI::IsMember({"blacklist", "differs"}))
+                 "blacklist: reads the word's blacklisted twin; differs: reads anything but the word; misread: "
+                 "the same with a progress fitness (MisreadObjective)")
+      ->check(CLI::IsMember({"blacklist", "differs", "misread"}))
       ->capture_default_str();
   bool keep_padding = false;
   app.add_flag("--keep-padding", keep_padding,
@@ -143,8 +146,9 @@ int main(int argc, char** argv) {
         auto search = [&](auto target) { return nnfuzz::with_baseline(b, columns, std::move(target), s, fo, run); };
         const std::string word = kPairs[i][0];
         const nnfuzz::FuzzResult r =
-            objective == "blacklist"
-                ? search(nnfuzz::BlacklistObjective({kPairs[i][1]}))
+            objective == "blacklist" ? search(nnfuzz::BlacklistObjective({kPairs[i][1]}))
+            : objective == "misread"
+                ? search(nnfuzz::MisreadObjective(word))
                 : search(nnfuzz::TextPredicateObjective([word](const std::string& t) { return trimmed(t) != word; },
                                                         "reads other than '" + word + "'"));
         std::string reading = "-";

@@ -96,3 +96,56 @@ TEST_CASE("CtcTextModel: the fuzzer makes the recogniser read a blacklisted word
   m.evaluate(r.findings.front().input, out);
   CHECK(out.texts[0] == "cab");
 }
+
+TEST_CASE("MisreadObjective: any reading but the expected text, the first diverging character named", "[ctc_text]") {
+  using Catch::Contains;
+  CHECK_THROWS_WITH(MisreadObjective("  "), Contains("MisreadObjective()") && Contains("empty"));
+  MisreadObjective o(" ab ");
+  CHECK(o.expected() == "ab");
+  auto m = model();
+  CtcTextModel<FakeRecogniser>::Output out;
+  RowMatrix x(4, 2);
+  x << 0.1f, 0.1f, 0.5f, 0.1f, 0.9f, 0.1f, 0.9f, 0.9f;  // "ab", "ab" (less sure of 'a'), "cb", "cab"
+  m.evaluate(x, out);
+  REQUIRE(out.texts == std::vector<std::string>{"ab", "ab", "cb", "cab"});
+  Mask hits = Mask::Constant(4, false);
+  o.check(x, out, hits);
+  CHECK((!hits(0) && !hits(1) && hits(2) && hits(3)));
+  // Fitness: 1 - the least probability of an expected character; rises as the reading weakens.
+  const float p_a = out.char_prob(0, 0, 'a'), p_b = out.char_prob(0, 1, 'b');
+  CHECK(o.fitness(out, 0) == Approx(1.0f - std::min(p_a, p_b)));
+  CHECK(o.fitness(out, 1) > o.fitness(out, 0));
+  CHECK(o.fitness(out, 2) == 1.0f);
+  CHECK(o.describe(out, 2) == "reads \"cb\" for \"ab\": 'c' for 'a' at position 0");
+  CHECK(o.fired(out, 3) == "cab");
+  out.texts[3] = " aab";
+  CHECK(o.describe(out, 3) == "reads \"aab\" for \"ab\": 'a' for 'b' at position 1");
+  out.texts[1] = "a ";
+  CHECK(o.describe(out, 1) == "reads \"a\" for \"ab\": ends before 'b' at position 1");
+  out.texts[1] = "abc";
+  CHECK(o.describe(out, 1) == "reads \"abc\" for \"ab\": extra 'c' at position 2");
+}
+
+TEST_CASE("MisreadObjective: its fitness climbs to a misreading that random search misses (planted)", "[ctc_text]") {
+  // The seed reads "ab"; a misreading needs x0 above 0.8 ("cb"), 0.7 away from the seed: 14
+  // standard deviations of the noise for a mutant of the seed. Fixed seed and budget.
+  RowMatrix seed(1, 2);
+  seed << 0.1f, 0.1f;
+  FuzzOptions o;
+  o.max_executions = 4000;
+  o.seed = 5;
+  const GaussianMutator noise(0.05f, MutationBounds{0, 1});
+  o.keep_fitter = false;
+  const FuzzResult random =
+      make_fuzzer(model(), UniformSampler(), noise, NoCoverage(), MisreadObjective("ab"), o).run(seed);
+  CHECK(random.findings.empty());
+  o.keep_fitter = true;
+  const FuzzResult guided =
+      make_fuzzer(model(), FitnessSampler<RecentSampler>(), noise, NoCoverage(), MisreadObjective("ab"), o).run(seed);
+  REQUIRE(!guided.findings.empty());
+  CHECK_THAT(guided.findings.front().what, Catch::Contains("for \"ab\""));
+  CtcTextModel<FakeRecogniser>::Output out;
+  auto m = model();
+  m.evaluate(guided.findings.front().input, out);
+  CHECK(out.texts[0] != "ab");
+}

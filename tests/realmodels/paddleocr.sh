@@ -62,6 +62,21 @@ font=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
 "${build}/tests/ocr_check" "${work}/cls.onnx" "${work}/rec.onnx" "${models}/ppocr_keys_v1.txt" "${font}" \
   || fail "ocr_check: the prepared models read the rendered words wrong (above)"
 
+# The C++ example (examples/08_paddleocr.cpp) as a user runs it, on a PNG of a line: it reads the
+# line, fuzzes its budget and exits 0 (a misreading found) or 1 (none); a missing image is exit 2.
+example="${build}/examples/08_paddleocr"
+if [[ -x "${example}" ]]; then
+  "${py}" "${here}/text_seeds.py" "${work}/line.png" 40 160 2718 || fail "text_seeds.py line.png"
+  st=0; "${example}" "${work}/rec.onnx" "${models}/ppocr_keys_v1.txt" "${work}/line.png" 40 > "${work}/example.out" 2>&1 || st=$?
+  ((st <= 1)) || fail "08_paddleocr exited ${st}: $(cat "${work}/example.out")"
+  grep -q '^the line reads "2718" (192 columns)$' "${work}/example.out" || fail "08_paddleocr: $(cat "${work}/example.out")"
+  grep -Eq '^40 executions, corpus [0-9]+$' "${work}/example.out" || fail "08_paddleocr: $(cat "${work}/example.out")"
+  st=0; "${example}" "${work}/rec.onnx" "${models}/ppocr_keys_v1.txt" "${work}/none.png" > "${work}/example.err" 2>&1 || st=$?
+  ((st == 2)) && grep -q "cannot read the image '${work}/none.png'" "${work}/example.err" \
+    || fail "08_paddleocr on a missing image: exit ${st}: $(cat "${work}/example.err")"
+  echo "paddleocr.sh: examples/08_paddleocr: $(tail -n 1 "${work}/example.out")"
+fi
+
 # The shipped files as a user gives them: `nnfuzz fuzz` prepares a cached copy by itself, says so
 # once on stderr, and a second campaign reuses the copy.
 rm -rf "${NNFUZZ_CACHE_DIR}"

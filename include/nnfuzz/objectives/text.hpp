@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // nnfuzz: objectives on generated text — a word repeated many times in a row, a blacklisted word,
-// any predicate on the text.
+// a reading other than the expected one (an OCR misread), any predicate on the text.
 //
 // They read the model's Output member `texts`: a std::vector<std::string> with one generated
 // text per row of the batch (what a language-model wrapper decodes its generations into).
@@ -397,6 +397,73 @@ class TextPredicateObjective {
   std::function<bool(const std::string&)> predicate_;
   std::string name_;
   Fitness fitness_;
+};
+
+/// Fires when a row's text, spaces around it removed, is not `expected` (spaces around it removed
+/// too): a recogniser that misreads the seed's text (OCR: an image of "DEBATE" read "DELATE").
+/// The finding names the first diverging character.
+///
+/// Progress fitness (when the Output has char_prob()): how near the row came to a misreading —
+/// 1 minus the model's probability of the least certain expected character (at the step that
+/// wrote it), so that the search drives down the confidence of the right reading; 1 for a row
+/// that fires (any reading other than `expected`).
+class MisreadObjective {
+ public:
+  /// `expected`: the text the seed reads (for a corpus of several seeds, one objective per seed).
+  explicit MisreadObjective(std::string expected) : expected_(trimmed(expected)) {
+    if (expected_.empty())
+      detail::fail("MisreadObjective(): the expected text '", expected, "' is empty or all spaces");
+  }
+  /// Sets hits(r) where the row's text (trimmed) is not the expected text.
+  template <typename Batch, typename Output>
+  void check(const Batch& batch, const Output& out, Mask& hits) {
+    for (Index r = 0; r < batch.rows(); ++r) hits(r) = misread(out.texts[static_cast<std::size_t>(r)]);
+  }
+  /// 1 − the least probability of an expected character where the text reads it; 1 when it misreads.
+  template <typename Output, std::enable_if_t<detail::has_char_prob<Output>::value, int> = 0>
+  float fitness(const Output& out, Index row) const {
+    const std::string& text = out.texts[static_cast<std::size_t>(row)];
+    if (misread(text)) return 1.0f;
+    const std::size_t at = text.find_first_not_of(' ');
+    float least = 1.0f;
+    for (std::size_t i = 0; i < expected_.size(); ++i) {
+      if (static_cast<unsigned char>(expected_[i]) >= 0x80) continue;  // char_prob() answers one-byte keys only
+      const float p = out.char_prob(row, at + i, expected_[i]);
+      if (!detail::is_nan(p)) least = std::min(least, p);
+    }
+    return 1.0f - std::max(0.0f, least);
+  }
+  /// "reads "DELATE" for "DEBATE": 'L' for 'B' at position 2" (or what is missing or extra).
+  template <typename Output>
+  std::string describe(const Output& out, Index row) const {
+    const std::string t = trimmed(out.texts[static_cast<std::size_t>(row)]);
+    std::size_t i = 0;
+    while (i < t.size() && i < expected_.size() && t[i] == expected_[i]) ++i;
+    std::string what;
+    if (i < t.size() && i < expected_.size())
+      what = detail::message("'", t[i], "' for '", expected_[i], "' at position ", i);
+    else if (i < expected_.size())
+      what = detail::message("ends before '", expected_[i], "' at position ", i);
+    else
+      what = detail::message("extra '", t[i], "' at position ", i);
+    return "reads " + detail::quoted_snippet(t) + " for " + detail::quoted_snippet(expected_) + ": " + what;
+  }
+  /// The text read (trimmed): Finding::fired.
+  template <typename Output>
+  std::string fired(const Output& out, Index row) const {
+    return trimmed(out.texts[static_cast<std::size_t>(row)]);
+  }
+  /// Whether `text` (trimmed) is not the expected text.
+  bool misread(const std::string& text) const { return trimmed(text) != expected_; }
+  /// The expected text, trimmed.
+  const std::string& expected() const { return expected_; }
+
+ private:
+  static std::string trimmed(const std::string& t) {
+    const std::size_t a = t.find_first_not_of(' ');
+    return a == std::string::npos ? std::string() : t.substr(a, t.find_last_not_of(' ') - a + 1);
+  }
+  std::string expected_;
 };
 
 }  // namespace nnfuzz
