@@ -119,6 +119,7 @@ BENCHMARK(BM_Forward_Float_Generic)->Arg(100)->Apply(repeated);
 BENCHMARK(BM_Forward_Float_EigenGemm)->Arg(100)->Apply(repeated);
 #if defined(NNFUZZ_X86_DISPATCH)
 BENCHMARK(nnfuzz_bench::BM_FmaPeak_Avx2)->Apply(repeated);
+BENCHMARK(nnfuzz_bench::BM_FmaPeak_Avx512)->Apply(repeated);
 #endif
 BENCHMARK(BM_Forward_HalfArithmetic)->Arg(1)->Arg(16)->Arg(64)->Arg(100)->Arg(256)->Apply(repeated);
 BENCHMARK(BM_Forward_HalfStorage)->Arg(100)->Apply(repeated);

@@ -10,7 +10,7 @@
 // BM_User_Mutate_*: one 784-value GaussianMutator mutant (items/s = mutants/s, batch of 100).
 // BM_User_Forward: the user's own 784-64-10 float* MLP alone (items/s = inputs/s).
 // BM_User_MlpForward: nnfuzz's Mlp<float> 784-200-100-10 at batch 100 in the user's build, through
-// the generic SSE2 dense kernel (kernel:0) or the AVX2 + FMA one (kernel:1, 2); GFLOPS
+// the generic SSE2 dense kernel (kernel:0), the AVX2 + FMA one (kernel:1) or the AVX-512 one (kernel:2); GFLOPS
 // counter (issue #37).
 // BM_User_Loop_*: the fuzz loop over that MLP through FunctionModel; the counter
 // `forward_share` is the time inside the user's forward divided by the loop's time (the loop's
@@ -113,6 +113,7 @@ void BM_User_MlpForward(benchmark::State& state) {
 BENCHMARK(BM_User_MlpForward)->Apply(kernels);
 #if defined(NNFUZZ_X86_DISPATCH)
 BENCHMARK(nnfuzz_bench::BM_FmaPeak_Avx2)->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(nnfuzz_bench::BM_FmaPeak_Avx512)->Repetitions(5)->ReportAggregatesOnly(true);
 #endif
 
 // --- The user's model: a 784-64-10 MLP over plain float arrays ------------------------------

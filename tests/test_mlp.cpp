@@ -133,30 +133,38 @@ RowMatrix ordered_reference(const RowMatrix& x, const RowMatrix& w, bool fused) 
 }
 }  // namespace
 
-TEST_CASE("Mlp<float>: the AVX2 and SSE2 dense kernels sum each output in order, whatever the shape and the batch",
-          "[mlp][kernel]") {
+TEST_CASE(
+    "Mlp<float>: the AVX-512, AVX2 and SSE2 dense kernels sum each output in order, whatever the shape and the batch",
+    "[mlp][kernel]") {
 #if defined(NNFUZZ_X86_DISPATCH)
   if (!detail::cpu_has_avx2_fma()) {
     WARN("this CPU lacks AVX2 + FMA: the dense kernel is not used here");
     return;
   }
   Rng rng(11);
-  // Row blocks of 6 and column panels of 16 with every remainder, one and two vectors, masks.
-  for (Index rows : {1, 2, 5, 6, 7, 12, 13, 100})
+  if (!detail::cpu_has_avx512()) WARN("this CPU lacks AVX-512: the AVX-512 dense kernel is not tested here");
+  // Row blocks of 6 (12 on AVX-512) and column panels of 16 (32) with every remainder, one and
+  // two vectors, masks.
+  for (Index rows : {1, 2, 5, 6, 7, 11, 12, 13, 25, 100})
     for (Index k : {1, 3, 64, 785})
-      for (Index n : {1, 7, 8, 9, 10, 15, 16, 17, 24, 100, 200}) {
+      for (Index n : {1, 7, 8, 9, 10, 15, 16, 17, 24, 31, 32, 33, 48, 100, 200}) {
         RowMatrix x(rows, k), w(k, n);
         rng.fill_uniform(x.data(), x.size(), -1.0f, 1.0f);
         rng.fill_uniform(w.data(), w.size(), -1.0f, 1.0f);
         // z gets a guard column on each side: the masked stores write nothing outside the block.
-        for (const bool avx2 : {true, false}) {
+        for (const char* kernel : {"AVX-512", "AVX2", "SSE2"}) {
+          const bool fused = kernel[0] == 'A';
           RowMatrix guarded = RowMatrix::Constant(rows, n + 2, 7.0f);
-          if (avx2)
+          if (kernel[3] == '-') {
+            if (!detail::cpu_has_avx512()) continue;  // said once below
+            detail::dense_avx512(x.data(), rows, k, w.data(), k, n, n, guarded.data() + 1, n + 2);
+          } else if (fused) {
             detail::dense_avx2(x.data(), rows, k, w.data(), k, n, n, guarded.data() + 1, n + 2);
-          else
+          } else {
             detail::dense_sse2(x.data(), rows, k, w.data(), k, n, n, guarded.data() + 1, n + 2);
-          INFO((avx2 ? "AVX2" : "SSE2") << ": rows " << rows << ", k " << k << ", n " << n);
-          const RowMatrix want = ordered_reference(x, w, avx2);
+          }
+          INFO(kernel << ": rows " << rows << ", k " << k << ", n " << n);
+          const RowMatrix want = ordered_reference(x, w, fused);
           CHECK((guarded.middleCols(1, n).array() == want.array()).all());
           CHECK((guarded.col(0).array() == 7.0f).all());
           CHECK((guarded.col(n + 1).array() == 7.0f).all());
@@ -168,6 +176,10 @@ TEST_CASE("Mlp<float>: the AVX2 and SSE2 dense kernels sum each output in order,
   RowMatrix x(37, 784);
   rng.fill_uniform(x.data(), x.size(), 0.0f, 1.0f);
   const RowMatrix fast = net.logits(x);
+  if (detail::cpu_has_avx512()) {  // the AVX-512 kernel (the automatic choice here) and AVX2's: the same bits
+    KernelChoice choice(NoiseKernel::avx2);
+    CHECK((net.logits(x).array() == fast.array()).all());
+  }
   RowMatrix generic;
   {
     KernelChoice choice(NoiseKernel::generic);

@@ -197,14 +197,21 @@ class Mlp {
 
  private:
   // z = in · w for float (detail/kernels/dense.hpp: no copy of the weights, each output summed
-  // over k in order, so batch-invariant): the AVX2 + FMA kernel unless the kernel choice is
+  // over k in order, so batch-invariant): the AVX-512 kernel under the `avx512` kernel choice
+  // (the same bits as AVX2, 16 lanes wide), the AVX2 + FMA kernel unless the kernel choice is
   // generic or the CPU lacks AVX2 + FMA; else the SSE2 kernel (no FMA: the same bits on every
   // x86-64 CPU for one build, where Eigen's GEMM follows the cache sizes the CPU reports); Eigen's
   // GEMM off x86.
   static void dense(const Matrix& in, const Matrix& w, Matrix& z) {
     if constexpr (std::is_same<Scalar, float>::value) {
 #if defined(NNFUZZ_X86_DISPATCH)
-      if (detail::active_noise_kernel() != NoiseKernel::generic && detail::cpu_has_avx2_fma()) {
+      const NoiseKernel kernel = detail::active_noise_kernel();
+      if (kernel == NoiseKernel::avx512) {  // active only on a CPU with AVX-512F + DQ
+        detail::dense_avx512(in.data(), in.rows(), in.cols(), w.data(), w.rows(), w.cols(), w.cols(), z.data(),
+                             z.cols());
+        return;
+      }
+      if (kernel != NoiseKernel::generic && detail::cpu_has_avx2_fma()) {
         detail::dense_avx2(in.data(), in.rows(), in.cols(), w.data(), w.rows(), w.cols(), w.cols(), z.data(), z.cols());
         return;
       }

@@ -7,7 +7,9 @@
 // w[k][j..j+16) and broadcasting x[r][k]. Every output is the sum over k in order, one FMA per
 // term, so it does not depend on the batch a row is in, nor on how the rows are blocked.
 // Compiled with target attributes into every x86-64 build and used when the CPU has AVX2 + FMA
-// and the process-wide kernel choice is not `generic` (rng.hpp, NoiseKernel).
+// and the process-wide kernel choice is not `generic` (rng.hpp, NoiseKernel); on AVX-512 CPUs
+// (kernel choice `avx512`, the automatic one there) the same sums run 16 lanes wide
+// (dense_avx512(): the same bits).
 #pragma once
 
 #include "../config.hpp"
@@ -103,6 +105,80 @@ NNFUZZ_TARGET_AVX2 inline void dense_avx2(const float* x, Index rows, Index ldx,
         dense_rows_avx2<2>(block, xr, ldx, w + j, ldw, k_dim, zr, ldz, static_cast<int>(width - 8));
       else
         dense_rows_avx2<1>(block, xr, ldx, w + j, ldw, k_dim, zr, ldz, static_cast<int>(width));
+    }
+  }
+}
+
+// The same on AVX-512F: R rows (1..12) × NV vectors of 16 columns (1 or 2): up to 24 sums in
+// zmm registers, the tails masked (the mask suppresses faults past the last column). Every
+// output is still the sum over k in order with one FMA per term from 0: the same bits as
+// dense_avx2(), twice the columns per instruction.
+constexpr int kDenseRows512 =
+    12;  ///< rows per AVX-512 block: 12 × 2 vectors = 24 sums + 2 weight vectors + 1 broadcast
+# define NNFUZZ_DENSE_ROWS12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+template <int R, int NV>
+NNFUZZ_TARGET_AVX512_INLINE void dense_block_avx512(const float* x, Index ldx, const float* w, Index ldw, Index k_dim,
+                                                    float* z, Index ldz, int last) {
+  static_assert(R >= 1 && R <= 12 && (NV == 1 || NV == 2), "dense_block_avx512: 1..12 rows, 1 or 2 vectors");
+# define NNFUZZ_DENSE_ZERO(r) __m512 a##r##0 = _mm512_setzero_ps(), a##r##1 = _mm512_setzero_ps();
+  NNFUZZ_DENSE_ROWS12(NNFUZZ_DENSE_ZERO)
+# undef NNFUZZ_DENSE_ZERO
+  const __mmask16 mask = static_cast<__mmask16>((1u << last) - 1u);
+  for (Index k = 0; k < k_dim; ++k) {
+    const float* wk = w + k * ldw;
+    __m512 w0, w1 = _mm512_setzero_ps();
+    if constexpr (NV == 2) {
+      w0 = _mm512_loadu_ps(wk);
+      w1 = _mm512_maskz_loadu_ps(mask, wk + 16);
+    } else {
+      w0 = _mm512_maskz_loadu_ps(mask, wk);
+    }
+# define NNFUZZ_DENSE_FMA(r)                                          \
+  if constexpr (R > r) {                                              \
+   const __m512 xb = _mm512_set1_ps(x[r * ldx + k]);                  \
+   a##r##0 = _mm512_fmadd_ps(xb, w0, a##r##0);                        \
+   if constexpr (NV == 2) a##r##1 = _mm512_fmadd_ps(xb, w1, a##r##1); \
+  }
+    NNFUZZ_DENSE_ROWS12(NNFUZZ_DENSE_FMA)
+# undef NNFUZZ_DENSE_FMA
+  }
+# define NNFUZZ_DENSE_STORE(r)                     \
+  if constexpr (R > r) {                           \
+   float* zr = z + r * ldz;                        \
+   if constexpr (NV == 2) {                        \
+    _mm512_storeu_ps(zr, a##r##0);                 \
+    _mm512_mask_storeu_ps(zr + 16, mask, a##r##1); \
+   } else {                                        \
+    _mm512_mask_storeu_ps(zr, mask, a##r##0);      \
+   }                                               \
+  }
+  NNFUZZ_DENSE_ROWS12(NNFUZZ_DENSE_STORE)
+# undef NNFUZZ_DENSE_STORE
+}
+# undef NNFUZZ_DENSE_ROWS12
+
+template <int NV, int R = kDenseRows512>
+NNFUZZ_TARGET_AVX512_INLINE void dense_rows_avx512(int rows, const float* x, Index ldx, const float* w, Index ldw,
+                                                   Index k_dim, float* z, Index ldz, int last) {
+  if constexpr (R > 1) {
+    if (rows < R) return dense_rows_avx512<NV, R - 1>(rows, x, ldx, w, ldw, k_dim, z, ldz, last);
+  }
+  dense_block_avx512<R, NV>(x, ldx, w, ldw, k_dim, z, ldz, last);
+}
+
+/// dense_avx2() on AVX-512F (column panels of 32, row blocks of 12): the same bits.
+NNFUZZ_TARGET_AVX512 inline void dense_avx512(const float* x, Index rows, Index ldx, const float* w, Index k_dim,
+                                              Index n, Index ldw, float* z, Index ldz) {
+  for (Index j = 0; j < n; j += 32) {
+    const Index width = n - j < 32 ? n - j : 32;
+    for (Index r = 0; r < rows; r += kDenseRows512) {
+      const int block = static_cast<int>(rows - r < kDenseRows512 ? rows - r : kDenseRows512);
+      const float* xr = x + r * ldx;
+      float* zr = z + r * ldz + j;
+      if (width > 16)
+        dense_rows_avx512<2>(block, xr, ldx, w + j, ldw, k_dim, zr, ldz, static_cast<int>(width - 16));
+      else
+        dense_rows_avx512<1>(block, xr, ldx, w + j, ldw, k_dim, zr, ldz, static_cast<int>(width));
     }
   }
 }
