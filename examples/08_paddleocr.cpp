@@ -49,7 +49,8 @@ std::vector<float> load_line(const std::string& png, int& width) {
       const int y1 = std::min(y + 1, h - 1), x1 = std::min(x + 1, w - 1);
       const double fy = sy - y, fx = sx - x;
       auto at = [&](int yy, int xx) { return static_cast<double>(px[yy * w + xx]); };
-      const double v = (1 - fy) * ((1 - fx) * at(y, x) + fx * at(y, x1)) + fy * ((1 - fx) * at(y1, x) + fx * at(y1, x1));
+      const double v =
+          (1 - fy) * ((1 - fx) * at(y, x) + fx * at(y, x1)) + fy * ((1 - fx) * at(y1, x) + fx * at(y1, x1));
       plane[static_cast<std::size_t>(r * width + c)] = static_cast<float>((v / 255.0 - 0.5) / 0.5);
     }
   stbi_image_free(px);
@@ -93,7 +94,7 @@ int main(int argc, char** argv) {
     keys.push_back(" ");
     nnfuzz::OpenCvDnnOptions engine;
     engine.input_shape = {3, kH, kW};
-    engine.select.outputs = {"softmax_11.tmp_0"};      // T x 6625 class probabilities
+    engine.select.outputs = {"softmax_11.tmp_0"};        // T x 6625 class probabilities
     engine.select.coverage = {"onnx_node!p2o.Mul.206"};  // the last feature map (nnfuzz fuzz --list-outputs)
     Recogniser rec(nnfuzz::OpenCvDnnModel(argv[1], engine), nnfuzz::CtcTextOptions{"softmax_11.tmp_0", keys});
 
