@@ -14,10 +14,14 @@
 //                                                   misread: the same, by MisreadObjective (its
 //                                                   fitness: the least sure character's doubt)
 //                 [--keep-padding]                  mutate the word's columns only (padding stays 0)
+//                 [--pictures DIR]                  DIR/<search>-<word>.png per finding: seed | found |
+//                                                   difference x 8 (channel 0, the full 320 columns)
 // One line per baseline and word, then per baseline: words found (of 10) and the median executions
 // to the finding among those found. Exit status: 0; 1 on an error (named).
 #define STB_TRUETYPE_IMPLEMENTATION
 #include <stb/stb_truetype.h>
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#include <nnfuzz/regression/png.hpp>
 
 #include <nnfuzz/adapters/opencv_dnn.hpp>
 #include <nnfuzz/baselines.hpp>
@@ -26,6 +30,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -90,6 +95,24 @@ class WordColumns {
   nnfuzz::RowMatrix full_;
 };
 
+// seed | found | |found - seed| x 8, side by side: channel 0 of two full 3 x 48 x 320 inputs in
+// [-1, 1] (the three channels of a grey line are equal), 4 white columns between panels.
+nnfuzz::GreyImage picture(const nnfuzz::RowMatrix& seed, const nnfuzz::RowMatrix& found) {
+  constexpr int kGap = 4, kW = 320, kH = 48;
+  nnfuzz::GreyImage g{3 * kW + 2 * kGap, kH, {}};
+  g.pixels.assign(static_cast<std::size_t>(g.width * g.height), 255);
+  const auto grey = [](float v) { return static_cast<unsigned char>(std::clamp((v + 1.0f) * 127.5f, 0.0f, 255.0f)); };
+  for (int y = 0; y < kH; ++y)
+    for (int x = 0; x < kW; ++x) {
+      const float a = seed(0, y * kW + x), b = found(0, y * kW + x);
+      unsigned char* row = g.pixels.data() + static_cast<std::size_t>(y * g.width);
+      row[x] = grey(a);
+      row[kW + kGap + x] = grey(b);
+      row[2 * (kW + kGap) + x] = static_cast<unsigned char>(255 - std::min(255.0f, std::abs(b - a) * 127.5f * 8));
+    }
+  return g;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -118,6 +141,8 @@ int main(int argc, char** argv) {
   bool keep_padding = false;
   app.add_flag("--keep-padding", keep_padding,
                "mutate the word's own columns only; the padding right of it stays 0 (as PaddleOCR pads)");
+  std::string pictures;
+  app.add_option("--pictures", pictures, "write DIR/<search>-<word>.png per finding: seed | found | difference x 8");
   CLI11_PARSE(app, argc, argv);
   try {
     const ex::Font font(font_path);
@@ -155,6 +180,17 @@ int main(int argc, char** argv) {
         if (!r.findings.empty()) {
           columns.evaluate(r.findings.front().input, out);
           reading = out.texts[0];
+          if (!pictures.empty()) {
+            nnfuzz::RowMatrix full_seed = nnfuzz::RowMatrix::Zero(1, 3 * 48 * 320), full_found = full_seed;
+            std::copy(img.begin(), img.end(), full_seed.data());
+            full_found = full_seed;
+            const nnfuzz::RowVector& x = r.findings.front().input;
+            for (int line = 0; line < 3 * 48; ++line)  // the word's columns (all 320 without --keep-padding)
+              std::copy_n(x.data() + line * (x.size() / 144), x.size() / 144, full_found.data() + line * 320);
+            std::filesystem::create_directories(pictures);
+            nnfuzz::write_png(pictures + "/" + nnfuzz::baseline_name(b) + "-" + word + ".png",
+                              picture(full_seed, full_found));
+          }
           ++found;
           at.push_back(r.findings.front().execution);
         }
