@@ -3,8 +3,9 @@
 // class probabilities, as a CTC OCR head does) decoded by CtcTextModel and fuzzed for a
 // blacklisted reading, against the installed nnfuzz. Written from the docs (docs/policies.md,
 // "A text recogniser"): FunctionModel over the user's function, CtcTextModel over that, the
-// default policies with BlacklistObjective. Exits 0 only when, with a fixed seed and budget, the
-// search makes the recogniser read the word, and the finding reads it when run again.
+// default policies with BlacklistObjective, then with MisreadObjective (with_objective()). Exits
+// 0 only when, with a fixed seed and budget, the search makes the recogniser read the word and
+// misread its seed, and the findings read so when run again.
 #include <nnfuzz/nnfuzz.hpp>
 #include <nnfuzz/objectives/text.hpp>
 #include <nnfuzz/targets/ctc_text.hpp>
@@ -61,5 +62,25 @@ int main() {
   }
   std::printf("consumer_ocr: ok ('cab' at execution %llu: %s)\n",
               static_cast<unsigned long long>(r.findings.front().execution), r.findings.front().what.c_str());
+
+  // Any misreading of the first seed ("ab"): the defaults with the objective swapped in.
+  nnfuzz::FuzzOptions mo;
+  mo.max_executions = 20000;
+  mo.seed = 4;
+  auto misread = nnfuzz::make_fuzzer(model, mo).with_objective(nnfuzz::MisreadObjective("ab"));
+  const nnfuzz::FuzzResult m = misread.run(seeds.topRows(1));
+  if (m.findings.empty()) {
+    std::fprintf(stderr, "consumer_ocr: no misreading of 'ab' in %llu executions\n",
+                 static_cast<unsigned long long>(m.stats.executions));
+    return 1;
+  }
+  model.evaluate(m.findings.front().input, out);
+  if (out.texts[0] == "ab" || m.findings.front().what.find("for \"ab\"") == std::string::npos) {
+    std::fprintf(stderr, "consumer_ocr: the misreading reads '%s' (%s)\n", out.texts[0].c_str(),
+                 m.findings.front().what.c_str());
+    return 1;
+  }
+  std::printf("consumer_ocr: ok (misread at execution %llu: %s)\n",
+              static_cast<unsigned long long>(m.findings.front().execution), m.findings.front().what.c_str());
   return 0;
 }
