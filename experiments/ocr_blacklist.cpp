@@ -181,9 +181,8 @@ int main(int argc, char** argv) {
           columns.evaluate(r.findings.front().input, out);
           reading = out.texts[0];
           if (!pictures.empty()) {
-            nnfuzz::RowMatrix full_seed = nnfuzz::RowMatrix::Zero(1, 3 * 48 * 320), full_found = full_seed;
-            std::copy(img.begin(), img.end(), full_seed.data());
-            full_found = full_seed;
+            const nnfuzz::RowMatrix full_seed = Eigen::Map<const nnfuzz::RowMatrix>(img.data(), 1, 3 * 48 * 320);
+            nnfuzz::RowMatrix full_found = full_seed;
             const nnfuzz::RowVector& x = r.findings.front().input;
             for (int line = 0; line < 3 * 48; ++line)  // the word's columns (all 320 without --keep-padding)
               std::copy_n(x.data() + line * (x.size() / 144), x.size() / 144, full_found.data() + line * 320);
